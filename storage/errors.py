@@ -1,0 +1,83 @@
+"""Errors raised by the store. They speak keys and revisions, never HTTP.
+
+The API server turns each of them into a Kubernetes `Status` in one place
+(`apiserver/errors.py`); nothing else in haru should catch them to build a response.
+
+    StorageError
+    ├── KeyNotFound            the key does not exist (get/update/delete)
+    ├── KeyExists              create of a key that exists
+    ├── Conflict               a precondition (resourceVersion or UID) did not hold
+    ├── Expired                a list/continue at a revision older than the compaction mark
+    ├── TooOldResourceVersion  a watch from a revision older than the compaction mark
+    ├── InvalidContinue        a continue token that is not one of ours
+    ├── WatchClosed            a watcher fell too far behind and was closed
+    └── StorageUnavailable     the disk refused a commit; nothing of the batch was written
+"""
+
+from __future__ import annotations
+
+
+class StorageError(Exception):
+    """Base class of every error the store raises."""
+
+
+class KeyNotFound(StorageError):
+    def __init__(self, key: str, revision: int = 0) -> None:
+        super().__init__(f"key not found: {key}")
+        self.key = key
+        self.revision = revision
+
+
+class KeyExists(StorageError):
+    def __init__(self, key: str, revision: int = 0) -> None:
+        super().__init__(f"key exists: {key}")
+        self.key = key
+        self.revision = revision
+
+
+class Conflict(StorageError):
+    """A write's precondition failed.
+
+    `field` says which precondition ("resourceVersion" or "uid"), `expected` what the caller
+    asked for, `actual` what the stored object has.
+    """
+
+    def __init__(self, key: str, field: str, expected: object, actual: object) -> None:
+        super().__init__(f"precondition failed on {key}: {field} expected {expected!r}, found {actual!r}")
+        self.key = key
+        self.field = field
+        self.expected = expected
+        self.actual = actual
+
+
+class Expired(StorageError):
+    """A list at (or a continue token from) a revision that compaction has removed."""
+
+    def __init__(self, revision: int, compacted: int) -> None:
+        super().__init__(f"revision {revision} has been compacted (compacted up to {compacted})")
+        self.revision = revision
+        self.compacted = compacted
+
+
+class TooOldResourceVersion(StorageError):
+    """A watch from a revision that compaction has removed."""
+
+    def __init__(self, revision: int, compacted: int) -> None:
+        super().__init__(f"too old resource version: {revision} ({compacted})")
+        self.revision = revision
+        self.compacted = compacted
+
+
+class InvalidContinue(StorageError):
+    def __init__(self, token: str, reason: str) -> None:
+        super().__init__(f"invalid continue token: {reason}")
+        self.token = token
+        self.reason = reason
+
+
+class WatchClosed(StorageError):
+    """The watcher was closed by the store (it could not keep up, or the store closed)."""
+
+
+class StorageUnavailable(StorageError):
+    """A commit failed at the disk (full, I/O error). The whole batch was rolled back."""

@@ -1,0 +1,135 @@
+"""Watch fan-out latency: N watchers on one prefix, a writer pacing durable writes into it.
+
+`bench.storage` calls `measure_watch` once for haru (1,000 `Store.watch` watchers) and, smaller,
+once for etcd (aetcd watchers on one gRPC stream). Every watcher sees every write. A delivery's
+latency is the time a watcher got the event minus the time the write's `await` returned
+(acknowledged, i.e. durable); one delivered before that counts as 0 and is counted apart. The
+time from the write being issued is reported too, since it includes the commit itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import _timing
+
+Put = Callable[[str, dict[str, Any]], Awaitable[int]]
+# A subscription runs until cancelled, appending (delivery time, [revisions]) to the log it is given.
+Subscribe = Callable[[int, list[tuple[float, list[int]]]], Awaitable[None]]
+
+
+@dataclass
+class WatchResult:
+    watchers: int
+    writes: int
+    offered_rate: float
+    achieved_rate: float
+    deliveries: int
+    complete_watchers: int
+    before_ack: int
+    from_ack: list[float] = field(repr=False)
+    from_issue: list[float] = field(repr=False)
+    problems: list[str]
+
+    def p(self, pct: float, from_issue: bool = False) -> float:
+        return _timing.percentile(self.from_issue if from_issue else self.from_ack, pct) * 1e3
+
+    def describe(self) -> str:
+        return (
+            f"{self.watchers:,} watchers x {self.writes:,} writes at {self.achieved_rate:,.0f}/s "
+            f"(offered {self.offered_rate:,.0f}/s); {self.deliveries:,} deliveries, "
+            f"{self.complete_watchers}/{self.watchers} watchers got every event in order; "
+            f"ack->delivered p50 {self.p(50):.2f} ms, p99 {self.p(99):.2f} ms, max {self.p(100):.1f} ms "
+            f"({self.before_ack:,} delivered before the ack, counted as 0); "
+            f"issue->delivered p99 {self.p(99, True):.2f} ms"
+        )
+
+
+async def measure_watch(
+    subscribe: Subscribe,
+    put: Put,
+    items: Sequence[tuple[str, dict[str, Any]]],
+    start_revision: int,
+    watchers: int,
+    rate: float,
+    drain_timeout: float = 30.0,
+) -> WatchResult:
+    logs: list[list[tuple[float, list[int]]]] = [[] for _ in range(watchers)]
+    tasks = [asyncio.ensure_future(subscribe(start_revision, log)) for log in logs]
+    await asyncio.sleep(0.2)  # let every subscription register before the first write
+    for task in tasks:
+        if task.done():
+            task.result()  # a subscription that failed to start is a benchmark error: raise it
+
+    issued: dict[int, float] = {}
+    acked: dict[int, float] = {}
+    perf = time.perf_counter
+
+    async def one_write(i: int) -> int:
+        key, obj = items[i]
+        started = perf()
+        revision = await put(key, obj)
+        acked[revision] = perf()
+        issued[revision] = started
+        return revision
+
+    revisions, achieved = await _timing.paced_open_loop(rate, len(items), one_write)
+    final = max(revisions)
+
+    deadline = perf() + drain_timeout
+    while perf() < deadline:
+        if all(log and log[-1][1] and log[-1][1][-1] >= final for log in logs):
+            break
+        await asyncio.sleep(0.01)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+    return _summarize(logs, issued, acked, set(revisions), rate, achieved, len(items))
+
+
+def _summarize(
+    logs: list[list[tuple[float, list[int]]]],
+    issued: dict[int, float],
+    acked: dict[int, float],
+    expected: set[int],
+    rate: float,
+    achieved: float,
+    writes: int,
+) -> WatchResult:
+    from_ack: list[float] = []
+    from_issue: list[float] = []
+    problems: list[str] = []
+    before_ack = 0
+    complete = 0
+    ordered_expected = sorted(expected)
+    for index, log in enumerate(logs):
+        seen: list[int] = []
+        for delivered_at, batch in log:
+            for revision in batch:
+                seen.append(revision)
+                if revision not in acked:
+                    continue  # not one of ours (none expected: the prefix is the writer's alone)
+                lag = delivered_at - acked[revision]
+                if lag < 0:
+                    before_ack += 1
+                    lag = 0.0
+                from_ack.append(lag)
+                from_issue.append(delivered_at - issued[revision])
+        if seen == ordered_expected:
+            complete += 1
+        elif len(problems) < 3:
+            missing = len(expected - set(seen))
+            problems.append(
+                f"watcher {index}: {len(seen)} events, {missing} missing, "
+                f"in order: {seen == sorted(set(seen))}"
+            )
+    return WatchResult(
+        watchers=len(logs), writes=writes, offered_rate=rate, achieved_rate=achieved,
+        deliveries=len(from_ack), complete_watchers=complete, before_ack=before_ack,
+        from_ack=from_ack, from_issue=from_issue, problems=problems,
+    )

@@ -141,24 +141,26 @@ def _union(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _entry(manager: str, api_version: str, fields: dict[str, Any], subresource: str) -> dict[str, Any]:
-    entry = {"manager": manager, "operation": "Update", "apiVersion": api_version, "time": now_rfc3339(),
+def _entry(manager: str, api_version: str, fields: dict[str, Any], subresource: str,
+           operation: str = "Update") -> dict[str, Any]:
+    entry = {"manager": manager, "operation": operation, "apiVersion": api_version, "time": now_rfc3339(),
              "fieldsType": "FieldsV1", "fieldsV1": fields}
     if subresource:
         entry["subresource"] = subresource
     return entry
 
 
-def on_create(obj: dict[str, Any], manager: str, schema: dict[str, Any] | None, subresource: str = "") -> None:
+def on_create(obj: dict[str, Any], manager: str, schema: dict[str, Any] | None, subresource: str = "",
+              operation: str = "Update") -> None:
     fields = _object_fields(obj, schema, status=False)
     meta = obj.setdefault("metadata", {})
-    meta["managedFields"] = [_entry(manager, obj.get("apiVersion", ""), fields, subresource)] if fields else []
+    meta["managedFields"] = [_entry(manager, obj.get("apiVersion", ""), fields, subresource, operation)] if fields else []
     if not meta["managedFields"]:
         del meta["managedFields"]
 
 
 def on_update(old: dict[str, Any], new: dict[str, Any], manager: str, schema: dict[str, Any] | None,
-              subresource: str = "") -> None:
+              subresource: str = "", operation: str = "Update") -> None:
     """Give `manager` the fields this update changed, taking them from every other Update manager."""
     status = subresource == "status"
     changed = _changed(_trim(old, status=status), _trim(new, status=status), schema)
@@ -166,7 +168,7 @@ def on_update(old: dict[str, Any], new: dict[str, Any], manager: str, schema: di
     result: list[dict[str, Any]] = []
     mine: dict[str, Any] | None = None
     for entry in managed:
-        same = entry.get("manager") == manager and entry.get("operation") == "Update" \
+        same = entry.get("manager") == manager and entry.get("operation") == operation \
             and entry.get("subresource", "") == subresource
         if same:
             mine = entry
@@ -177,7 +179,7 @@ def on_update(old: dict[str, Any], new: dict[str, Any], manager: str, schema: di
     if changed or mine is not None:
         fields = _union(mine.get("fieldsV1") or {}, changed) if mine else changed
         if fields:
-            entry = _entry(manager, new.get("apiVersion", ""), fields, subresource)
+            entry = _entry(manager, new.get("apiVersion", ""), fields, subresource, operation)
             if mine is not None and not changed:
                 entry["time"] = mine.get("time", entry["time"])
             result.append(entry)

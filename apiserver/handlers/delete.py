@@ -1,0 +1,35 @@
+"""DELETE of one object, and DELETE of a collection (DeleteCollection).
+
+The rules (preconditions, finalizers, grace periods, what the answer is) are `deletion.py`'s; this
+module reads the options and the selection and shapes the response. DeleteCollection deletes each
+selected object with the same options and answers a Success Status, as kube-apiserver does for
+the typed clients. Called by `app.py` for verbs `delete` and `deletecollection`.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from apiserver import deletion, listing, responses
+from apiserver.context import Endpoint
+from apiserver import errors
+
+
+async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
+    opts = await deletion.read_options(request)
+    obj, gone = await deletion.delete(ep, ep.request_info.name, opts)
+    body = deletion.result_body(ep, obj) if gone else obj
+    return responses.json_response(body)
+
+
+async def handle_collection(ep: Endpoint, request: web.Request) -> web.StreamResponse:
+    opts = await deletion.read_options(request)
+    sel = listing.selection(ep, request.query)
+    page = listing.collect(ep, sel, decode=True)
+    for obj in page.objects or []:
+        try:
+            await deletion.delete(ep, obj["metadata"]["name"], opts)
+        except errors.APIError as exc:
+            if exc.code != 404:  # already gone is fine: someone else finished it
+                raise
+    return responses.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})

@@ -1,0 +1,28 @@
+"""GET of one object: the stored bytes as they are, or a Table / PartialObjectMetadata when asked.
+
+Called by `app.py` for verb `get` (also `status` and other plain subresources that show the whole
+object). Next step for writes: `handlers/update.py`.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from apiserver import responses, tables
+from apiserver.context import Endpoint
+
+
+async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
+    name = ep.request_info.name
+    record = ep.server.store.get(ep.key(name))
+    if record is None:
+        raise ep.not_found(name)
+    wanted = responses.wants(request)
+    if wanted.form == "object":
+        return responses.bytes_response(record.value)
+    obj = responses.decode(record.value)
+    if wanted.form == "Table":
+        table = tables.render(ep.resource.group, ep.resource.resource, [obj], include_object=wanted.include_object,
+                              list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")})
+        return responses.json_response(table)
+    return responses.json_response(responses.partial_metadata(obj))

@@ -1,0 +1,119 @@
+"""PATCH of one object, in the four media types kube accepts.
+
+json-patch (RFC 6902), merge-patch (RFC 7386), strategic-merge-patch (built-in kinds only: merge
+keys and directives from the schema) and apply-patch (server-side apply: create or merge under a
+fieldManager). The patch is applied to the current object inside `store.guaranteed_update`, so a
+concurrent write makes it re-apply rather than fail; then the result goes through the same update
+steps as a PUT (`writing.prepare_update`). The patch algorithms themselves are `apiserver/patching/`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from apiserver import bodies, deletion, errors, responses, writing
+from apiserver.context import Endpoint
+from apiserver.handlers.update import DryRunResult, copy
+from apiserver.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge
+from apiserver.strategy import Strategy
+from storage import errors as storage_errors
+
+
+def _parse(ep: Endpoint, media: str, body: bytes) -> Any:
+    if media == bodies.JSON_PATCH:
+        try:
+            return json_patch.parse(body)
+        except PatchError as exc:
+            raise errors.bad_request(str(exc)) from None
+    if media == bodies.APPLY_PATCH:
+        patch = bodies.decode_yaml(body)
+    else:
+        patch = bodies.decode_json(body)
+    if not isinstance(patch, dict):
+        raise errors.bad_request(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct "
+            "{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }"
+            if media == bodies.APPLY_PATCH else "the request body is not a JSON object"
+        )
+    return patch
+
+
+def _accepted(ep: Endpoint) -> tuple[str, ...]:
+    if ep.resource.schema is None:  # custom resources: no strategic merge (kube answers 415)
+        return (bodies.JSON_PATCH, bodies.MERGE_PATCH, bodies.APPLY_PATCH)
+    return (bodies.JSON_PATCH, bodies.MERGE_PATCH, bodies.STRATEGIC_MERGE_PATCH, bodies.APPLY_PATCH)
+
+
+def _apply(ep: Endpoint, media: str, patch: Any, current: dict[str, Any]) -> dict[str, Any]:
+    try:
+        if media == bodies.JSON_PATCH:
+            return json_patch.apply(current, patch)
+        if media == bodies.MERGE_PATCH:
+            return merge_patch.apply(current, patch)
+        if media == bodies.STRATEGIC_MERGE_PATCH:
+            return strategic_merge.apply(current, patch, ep.resource.schema or {})
+        return apply_merge.apply(current, patch, ep.resource.schema)
+    except PatchError as exc:
+        raise errors.APIError(422, "Invalid", str(exc)) from None
+
+
+async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | None = None,
+                 subresource: str = "") -> web.StreamResponse:
+    media = bodies.media_type(request)
+    if media not in _accepted(ep):
+        raise errors.unsupported_media_type(media, _accepted(ep))
+    patch = _parse(ep, media, await bodies.read(request))
+    name = ep.request_info.name
+    query = request.query
+    agent = request.headers.get("User-Agent", "")
+    applying = media == bodies.APPLY_PATCH
+    if applying:
+        if not query.get("fieldManager"):
+            raise errors.APIError(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: "
+                                  "Required value: is required for apply patch")
+        if query.get("force", "") not in ("", "true", "false"):
+            raise errors.bad_request(f'invalid value for force: "{query["force"]}"')
+    operation = "Apply" if applying else "Update"
+    dry_run = writing.dry_run(query)
+    warnings: list[str] = []
+    created = False
+
+    def try_update(current: dict[str, Any] | None) -> dict[str, Any]:
+        nonlocal warnings, created
+        if current is None:
+            if not applying or subresource:
+                raise ep.not_found(name)
+            obj = copy(patch)
+            obj.setdefault("metadata", {})
+            if obj["metadata"].get("name", name) != name:
+                raise errors.bad_request(
+                    f"the name of the object ({obj['metadata']['name']}) does not match the name on the URL ({name})")
+            obj["metadata"]["name"] = name
+            warnings = writing.prepare_create(ep, obj, query, agent, operation=operation)
+            writing.namespace_lifecycle(ep, name)
+            created = True
+        else:
+            before_rv = current["metadata"].get("resourceVersion")
+            obj = _apply(ep, media, patch, copy(current))
+            if not isinstance(obj, dict):
+                raise errors.APIError(422, "Invalid", "the patched object is not a JSON object")
+            meta = obj.setdefault("metadata", {})
+            if meta.get("resourceVersion") and meta["resourceVersion"] != before_rv:
+                raise errors.conflict(ep.resource.resource, ep.resource.group, name, errors.MODIFIED)
+            warnings = writing.prepare_update(ep, obj, current, query, agent, strategy=strategy,
+                                              subresource=subresource, operation=operation)
+            created = False
+        if dry_run:
+            raise DryRunResult(obj, created)
+        return obj
+
+    try:
+        record = await ep.server.store.guaranteed_update(ep.key(name), try_update, allow_create=applying)
+    except DryRunResult as result:
+        return responses.json_response(result.obj, status=201 if result.created else 200, warnings=warnings)
+    except storage_errors.StorageError as exc:
+        raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
+    await deletion.finish_if_finalized(ep, record)
+    return responses.bytes_response(record.value, status=201 if created else 200, warnings=warnings)

@@ -1,0 +1,206 @@
+"""WATCH: a chunked stream of newline-delimited events, from a resourceVersion or with initial events.
+
+Start rules (kube's): resourceVersion unset or "0" → synthetic ADDED for what exists now, then
+changes; N → changes after N (410 Expired as an ERROR event when N was compacted);
+`sendInitialEvents=true` (WatchList) → ADDED for the state at least as new as N, then a BOOKMARK
+annotated `k8s.io/initial-events-end: "true"`, then changes. Selectors apply to every event, and an
+object that stops or starts matching becomes DELETED or ADDED. Bookmarks carry the store revision.
+Events come from `store.watch`; a stored object's bytes are framed without decoding unless a
+selector or a Table needs to look inside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+from aiohttp import web
+
+from apiserver import errors, listing, responses, tables
+from apiserver.context import Endpoint
+from storage import errors as storage_errors
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+BOOKMARK_INTERVAL = 60.0  # seconds between bookmarks on a quiet stream (kube: about a minute)
+
+
+def _invalid(field: str, message: str) -> errors.APIError:
+    return errors.invalid("ListOptions", "meta.k8s.io", "", [errors.field_error("FieldValueForbidden", field, message)])
+
+
+def _flag(query: Any, name: str) -> bool | None:
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return None
+    return raw.lower() in ("true", "1")
+
+
+def _check_options(query: Any) -> tuple[bool | None, bool]:
+    send_initial = _flag(query, "sendInitialEvents")
+    bookmarks = bool(_flag(query, "allowWatchBookmarks"))
+    match = query.get("resourceVersionMatch", "")
+    if send_initial is not None:
+        if match != "NotOlderThan":
+            raise _invalid("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden for watch unless "
+                           "resourceVersionMatch is set to NotOlderThan")
+        if send_initial and not bookmarks:
+            raise _invalid("allowWatchBookmarks", "Forbidden: allowWatchBookmarks must be set to true when "
+                           "sendInitialEvents is set to true")
+    elif match:
+        raise _invalid("resourceVersionMatch", "Forbidden: resourceVersionMatch is forbidden for watch unless "
+                       "sendInitialEvents is provided")
+    return send_initial, bookmarks
+
+
+def _timeout(query: Any) -> float:
+    raw = query.get("timeoutSeconds")
+    if raw:
+        try:
+            return max(float(int(raw)), 0.0)
+        except ValueError:
+            raise errors.bad_request(f'invalid value for timeoutSeconds: "{raw}"') from None
+    return 1800.0 * (1 + random.random())  # kube: minRequestTimeout × [1, 2)
+
+
+class _Stream:
+    """Writes events to one client, filtering by the selection and shaping Tables when asked."""
+
+    def __init__(self, ep: Endpoint, response: web.StreamResponse, sel: listing.Selection,
+                 wanted: responses.Wanted) -> None:
+        self.ep = ep
+        self.response = response
+        self.sel = sel
+        self.wanted = wanted
+        self.decode = not sel.selects_everything or wanted.form != "object"
+        self.headers_sent = False
+
+    def _object_bytes(self, value: bytes, obj: dict[str, Any] | None) -> bytes:
+        if self.wanted.form == "object":
+            return value if obj is None else responses.encode(obj)
+        assert obj is not None
+        if self.wanted.form == "Table":
+            table = tables.render(self.ep.resource.group, self.ep.resource.resource, [obj],
+                                  include_object=self.wanted.include_object,
+                                  list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")})
+            if self.headers_sent:
+                table["columnDefinitions"] = []
+            self.headers_sent = True
+            return responses.encode(table)
+        return responses.encode(responses.partial_metadata(obj))
+
+    def frame(self, kind: str, value: bytes, obj: dict[str, Any] | None = None) -> bytes:
+        return b'{"type":"' + kind.encode() + b'","object":' + self._object_bytes(value, obj) + b"}\n"
+
+    def event_frame(self, kind: str, value: bytes, prev: bytes | None, revision: int) -> bytes | None:
+        if not self.decode:
+            return self.frame(kind, value)
+        obj = responses.decode(value)
+        now_matches = self.sel.matches(obj)
+        if kind == "MODIFIED" and prev is not None:
+            old = responses.decode(prev)
+            was_matching = self.sel.matches(old)
+            if now_matches and not was_matching:
+                kind = "ADDED"
+            elif was_matching and not now_matches:
+                # kube sends the last matching state, stamped with this event's revision.
+                old["metadata"]["resourceVersion"] = str(revision)
+                return self.frame("DELETED", b"", old)
+            elif not now_matches:
+                return None
+        elif not now_matches:
+            return None
+        return self.frame(kind, value, obj)
+
+    def bookmark(self, revision: int, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(revision)}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        obj = {"kind": self.ep.resource.kind, "apiVersion": self.ep.resource.api_version, "metadata": meta}
+        return b'{"type":"BOOKMARK","object":' + responses.encode(obj) + b"}\n"
+
+    async def write(self, data: bytes) -> None:
+        if data:
+            await self.response.write(data)
+
+
+async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
+    query = request.query
+    send_initial, bookmarks = _check_options(query)
+    sel = listing.selection(ep, query, for_watch=True)
+    wanted = responses.wants(request)
+    deadline = time.monotonic() + _timeout(query)
+    rv = query.get("resourceVersion", "")
+    store = ep.server.store
+
+    initial = send_initial if send_initial is not None else rv in ("", "0")
+    start = listing.parse_revision(rv) if rv not in ("", "0") else None
+    if start is not None and start > store.revision:
+        raise listing.too_large(start, store.revision)
+
+    response = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    stream = _Stream(ep, response, sel, wanted)
+
+    try:
+        if initial:
+            page = listing.collect(ep, listing.Selection(sel.label, sel.field, 0, None, None), decode=stream.decode)
+            objects = page.objects if page.objects is not None else [None] * len(page.records)
+            chunk: list[bytes] = []
+            for record, obj in zip(page.records, objects):
+                chunk.append(stream.frame("ADDED", record.value, obj))
+                if len(chunk) >= 256:
+                    await stream.write(b"".join(chunk))
+                    chunk = []
+            await stream.write(b"".join(chunk))
+            start = page.revision
+            if send_initial:
+                await stream.write(stream.bookmark(start, initial_end=True))
+        assert start is not None
+        try:
+            watcher = store.watch(ep.prefix(), start)
+        except storage_errors.TooOldResourceVersion as exc:
+            err = errors.from_storage(exc, ep.resource.resource, ep.resource.group, "")
+            await stream.write(b'{"type":"ERROR","object":' + responses.encode(err.status()) + b"}\n")
+            return response
+        try:
+            await _pump(stream, watcher, deadline, bookmarks, ep)
+        finally:
+            watcher.close()
+    except (ConnectionResetError, asyncio.CancelledError):
+        raise
+    except errors.APIError as err:
+        await stream.write(b'{"type":"ERROR","object":' + responses.encode(err.status()) + b"}\n")
+    return response
+
+
+async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool, ep: Endpoint) -> None:
+    interval = ep.server.extra.get("bookmark_interval", BOOKMARK_INTERVAL)
+    next_bookmark = time.monotonic() + interval
+    last_revision = 0
+    while True:
+        now = time.monotonic()
+        wait = deadline - now
+        if bookmarks:
+            wait = min(wait, next_bookmark - now)
+        if wait <= 0:
+            if time.monotonic() >= deadline:
+                return
+            await stream.write(stream.bookmark(max(last_revision, ep.server.store.revision)))
+            next_bookmark = time.monotonic() + interval
+            continue
+        try:
+            batch = await asyncio.wait_for(watcher.next_batch(), timeout=wait)
+        except asyncio.TimeoutError:
+            continue
+        except storage_errors.WatchClosed:
+            return  # the client re-watches from the last revision it saw
+        frames = []
+        for event in batch:
+            last_revision = event.revision
+            frame = stream.event_frame(event.type, event.value, event.prev_value, event.revision)
+            if frame:
+                frames.append(frame)
+        await stream.write(b"".join(frames))

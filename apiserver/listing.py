@@ -1,0 +1,186 @@
+"""Which objects a LIST (or a watch's initial events, or a DeleteCollection) returns.
+
+Reads the selection from the query (label and field selectors, limit, continue, resourceVersion
+and resourceVersionMatch with kube's rules), then pages through the store, decoding an object only
+when a selector must look inside it. Called by `handlers/list.py`, `handlers/watch.py` and
+`handlers/delete.py`; the store does the snapshot and pagination at a revision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import msgspec
+
+from apiserver import errors, fields, labels
+from apiserver.context import Endpoint
+from storage import Record, errors as storage_errors
+
+_PAGE = 500
+
+
+@dataclass
+class Selection:
+    label: Any  # labels.Selector
+    field: Any  # fields.Selector
+    limit: int
+    continue_token: str | None
+    revision: int | None  # None: the current state
+
+    @property
+    def selects_everything(self) -> bool:
+        return self.label.empty and self.field.empty
+
+    def matches(self, obj: dict[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        return self.label.matches(meta.get("labels") or {}) and self.field.matches(obj)
+
+
+def parse_int(query: Mapping[str, str], name: str) -> int:
+    raw = query.get(name, "")
+    if not raw:
+        return 0
+    try:
+        value = int(raw)
+    except ValueError:
+        raise errors.bad_request(f'invalid value for {name}: "{raw}"') from None
+    return value
+
+
+def label_selector(query: Mapping[str, str]) -> Any:
+    try:
+        return labels.parse(query.get("labelSelector", ""))
+    except labels.SelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
+
+
+def field_selector(ep: Endpoint, query: Mapping[str, str]) -> Any:
+    try:
+        return fields.parse(
+            query.get("fieldSelector", ""),
+            allowed=ep.resource.field_selectors,
+            aliases=ep.resource.field_selector_aliases,
+        )
+    except fields.SelectorError as exc:
+        raise errors.bad_request(str(exc)) from None
+
+
+def selection(ep: Endpoint, query: Mapping[str, str], *, for_watch: bool = False) -> Selection:
+    limit = 0 if for_watch else max(parse_int(query, "limit"), 0)
+    token = None if for_watch else (query.get("continue") or None)
+    return Selection(
+        label=label_selector(query),
+        field=field_selector(ep, query),
+        limit=limit,
+        continue_token=token,
+        revision=None if for_watch else list_revision(ep, query, limit, token),
+    )
+
+
+def list_revision(ep: Endpoint, query: Mapping[str, str], limit: int, token: str | None) -> int | None:
+    """kube's resourceVersion/resourceVersionMatch rules for LIST; None means the current state."""
+    rv = query.get("resourceVersion", "")
+    match = query.get("resourceVersionMatch", "")
+    if match not in ("", "Exact", "NotOlderThan"):
+        raise errors.bad_request(
+            f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'
+        )
+    if match and not rv:
+        raise errors.bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")
+    if token:
+        if rv and rv != "0":
+            raise errors.bad_request("specifying resource version is not allowed when using continue")
+        return None
+    if not rv or rv == "0":
+        if match == "Exact" and rv == "0":
+            raise errors.bad_request('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        return None
+    revision = parse_revision(rv)
+    current = ep.server.store.revision
+    if revision > current:
+        raise too_large(revision, current)
+    if match == "Exact" or (not match and limit):
+        return revision
+    return None
+
+
+def parse_revision(rv: str) -> int:
+    try:
+        revision = int(rv)
+        if revision < 0:
+            raise ValueError
+    except ValueError:
+        raise errors.bad_request(f'invalid resource version "{rv}"') from None
+    return revision
+
+
+def too_large(revision: int, current: int) -> errors.APIError:
+    return errors.APIError(
+        504,
+        "Timeout",
+        f"Too large resource version: {revision}, current: {current}",
+        {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+         "retryAfterSeconds": 1},
+    )
+
+
+@dataclass
+class Page:
+    records: list[Record]
+    objects: list[dict[str, Any]] | None  # decoded, when a selector needed them
+    revision: int
+    continue_token: str | None
+    remaining: int | None
+
+
+def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
+    """The selected records, one page of `sel.limit` (0: all), at the selection's revision."""
+    store = ep.server.store
+    prefix = ep.prefix()
+    want_objects = decode or not sel.selects_everything
+    records: list[Record] = []
+    objects: list[dict[str, Any]] = []
+    token = sel.continue_token
+    revision = sel.revision
+    try:
+        while True:
+            chunk = sel.limit - len(records) if sel.limit else 0
+            if not sel.selects_everything and chunk:
+                chunk = max(chunk, _PAGE)  # most objects may not match: read ahead in store pages
+            result = store.list(prefix, revision=revision, limit=chunk, continue_token=token)
+            revision = result.revision
+            taken_all = True
+            for index, record in enumerate(result.records):
+                if want_objects:
+                    obj = msgspec.json.decode(record.value)
+                    if not sel.matches(obj):
+                        continue
+                    objects.append(obj)
+                records.append(record)
+                if sel.limit and len(records) >= sel.limit and index + 1 < len(result.records):
+                    # Stop mid-chunk: the next page starts after this record.
+                    token = store.continue_after(record.key, result.revision, prefix)
+                    taken_all = False
+                    break
+            if taken_all:
+                token = result.continue_token
+            if not token or (sel.limit and len(records) >= sel.limit):
+                break
+    except storage_errors.Expired as exc:
+        if sel.continue_token:
+            raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, "") from None
+        raise errors.expired("The resourceVersion for the provided list is too old.") from None
+    except storage_errors.InvalidContinue as exc:
+        raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, "") from None
+    remaining = result.remaining if (sel.selects_everything and token) else None
+    return Page(records, objects if want_objects else None, revision or store.revision, token, remaining)
+
+
+def list_metadata(page: Page) -> dict[str, Any]:
+    meta: dict[str, Any] = {"resourceVersion": str(page.revision)}
+    if page.continue_token:
+        meta["continue"] = page.continue_token
+        if page.remaining is not None:
+            meta["remainingItemCount"] = page.remaining
+    return meta

@@ -1,0 +1,163 @@
+"""The steps every write shares, in the order kube-apiserver runs them.
+
+create: check kind → namespace rules → drop unknown fields (fieldValidation) → server-owned
+metadata (uid, timestamps, generateName) → strategy prepare/default/validate → managedFields.
+update: the same, with the old object: immutable metadata carried over, then the strategy's
+update hooks. Handlers (`create.py`, `update.py`, `patch.py`) call `prepare_create` /
+`prepare_update` and then write through the store; nothing here touches storage but the
+namespace lookup.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+from typing import Any, Mapping
+
+from apiserver import bodies, errors, field_validation, managed_fields
+from apiserver.context import Endpoint
+from apiserver.strategy import Strategy
+
+# kube's generateName alphabet: no vowels, no easily confused characters.
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_CLEARED_ON_CREATE = ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def dry_run(query: Mapping[str, str]) -> bool:
+    values = [v for v in query.getall("dryRun", [])] if hasattr(query, "getall") else [query.get("dryRun", "")]
+    return check_dry_run([v for v in values if v])
+
+
+def check_dry_run(values: list[str]) -> bool:
+    for value in values:
+        if value != "All":
+            raise errors.bad_request(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+    return bool(values)
+
+
+def generated_name(prefix: str) -> str:
+    return prefix + "".join(secrets.choice(_NAME_ALPHABET) for _ in range(5))
+
+
+def check_namespace(ep: Endpoint, obj: dict[str, Any]) -> None:
+    """Namespace of body vs URL (both must agree), then NamespaceLifecycle for creates."""
+    meta = obj.setdefault("metadata", {})
+    if not ep.resource.namespaced:
+        meta.pop("namespace", None)
+        return
+    url_ns = ep.request_info.namespace
+    body_ns = meta.get("namespace") or ""
+    if body_ns and url_ns and body_ns != url_ns:
+        raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    meta["namespace"] = url_ns or body_ns
+
+
+def namespace_lifecycle(ep: Endpoint, name: str) -> None:
+    """Creating in a namespace needs it to exist and not be terminating (the NamespaceLifecycle plugin)."""
+    if not ep.resource.namespaced:
+        return
+    namespace = ep.request_info.namespace
+    ns_info = ep.server.registry.get("", "v1", "namespaces")
+    assert ns_info is not None
+    record = ep.server.store.get(ns_info.key(None, namespace))
+    if record is None:
+        raise errors.not_found("namespaces", "", namespace)
+    ns = bodies.decode_json(record.value)
+    if ns.get("metadata", {}).get("deletionTimestamp") or ns.get("status", {}).get("phase") == "Terminating":
+        raise errors.forbidden(
+            ep.resource.resource, ep.resource.group, name,
+            f"unable to create new content in namespace {namespace} because it is being terminated",
+        )
+
+
+def prune(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str]) -> list[str]:
+    how = field_validation.directive(query)
+    unknown = field_validation.prune(obj, ep.resource.schema)
+    return field_validation.report(unknown, how, ep.resource.kind, ep.resource.version)
+
+
+def invalid(ep: Endpoint, obj: dict[str, Any], causes: list[dict[str, str]]) -> errors.APIError:
+    name = (obj.get("metadata") or {}).get("name") or ""
+    return errors.invalid(ep.resource.kind, ep.resource.group, name, causes)
+
+
+def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], user_agent: str,
+                   *, strategy: Strategy | None = None, operation: str = "Update") -> list[str]:
+    """Turn a client's object into the one to store; returns the warnings to send."""
+    strategy = strategy or ep.strategy
+    bodies.check_kind(obj, ep.resource.api_version, ep.resource.kind)
+    check_namespace(ep, obj)
+    warnings = prune(ep, obj, query)
+    meta = obj["metadata"]
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = generated_name(meta["generateName"])
+    for key in _CLEARED_ON_CREATE:
+        meta.pop(key, None)
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = now()
+    meta.pop("generation", None)
+    strategy.prepare_for_create(obj)
+    strategy.default(obj)
+    causes = strategy.validate(obj)
+    if causes:
+        raise invalid(ep, obj, causes)
+    warnings += _strategy_warnings(strategy, obj)
+    meta.pop("managedFields", None)
+    managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
+                             operation=operation)
+    return warnings
+
+
+def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query: Mapping[str, str],
+                   user_agent: str, *, strategy: Strategy | None = None, subresource: str = "",
+                   operation: str = "Update") -> list[str]:
+    """Check and complete `new` (the client's object) against `old` (the stored one)."""
+    strategy = strategy or ep.strategy
+    bodies.check_kind(new, ep.resource.api_version, ep.resource.kind)
+    check_namespace(ep, new)
+    warnings = prune(ep, new, query)
+    meta, old_meta = new["metadata"], old["metadata"]
+    # Server-owned metadata a client may leave out is carried over (rest.BeforeUpdate).
+    for key in ("uid", "creationTimestamp"):
+        if not meta.get(key) and old_meta.get(key):
+            meta[key] = old_meta[key]
+    for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        if key in old_meta:
+            meta[key] = old_meta[key]
+        else:
+            meta.pop(key, None)
+    if "managedFields" not in meta and "managedFields" in old_meta:
+        meta["managedFields"] = old_meta["managedFields"]
+    meta.pop("generation", None)
+    if "generation" in old_meta:
+        meta["generation"] = old_meta["generation"]
+    strategy.prepare_for_update(new, old)
+    strategy.default(new)
+    causes = strategy.validate_update(new, old)
+    if causes:
+        raise invalid(ep, new, causes)
+    warnings += _strategy_warnings(strategy, new)
+    managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
+                             subresource, operation)
+    return warnings
+
+
+def _strategy_warnings(strategy: Strategy, obj: dict[str, Any]) -> list[str]:
+    hook = getattr(strategy, "warnings", None)
+    return list(hook(obj)) if hook else []
+
+
+def expected_revision(obj: dict[str, Any]) -> int | None:
+    """The resourceVersion a client sent as its precondition, if any."""
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    if not rv:
+        return None
+    try:
+        return int(rv)
+    except (TypeError, ValueError):
+        raise errors.bad_request(f'invalid resourceVersion "{rv}"') from None

@@ -25,8 +25,7 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-async def bind(ep: Endpoint, request: web.Request, pod_name: str) -> web.StreamResponse:
-    binding = await bodies.read_object(request)
+async def bind(ep: Endpoint, request: web.Request, binding: dict[str, Any], pod_name: str) -> web.StreamResponse:
     target = binding.get("target") or {}
     node = target.get("name") or ""
     if not node:

@@ -1,0 +1,255 @@
+"""The aiohttp application: middleware, the non-resource paths, and routing to the verb handlers.
+
+Request flow: `errors_and_metrics` (APIError → Status, counters) → `authenticate` (401 unless
+the admin token, an issued service-account token, or plain HTTP) → `dispatch`, which serves
+discovery, OpenAPI, version, health and metrics itself and sends resource paths to
+`handlers/<verb>.py` or `subresources/`. Nothing here knows a kind's rules: those are the
+registry's rows and the strategies. Built by `build()`; run by `cluster/` (`haru up`) and tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+from aiohttp import web
+
+from apiserver import auth, bodies, discovery, errors, metrics, openapi, requestinfo, responses, version
+from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
+from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
+from apiserver.subresources import pods, reviews, scale, token
+
+log = logging.getLogger("haru.apiserver")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+METRICS_KEY: web.AppKey[metrics.Metrics] = web.AppKey("haru_metrics", metrics.Metrics)
+_PUBLIC = ("/healthz", "/livez", "/readyz", "/version")  # system:public-info-viewer paths
+_CONNECT = frozenset({"log", "exec", "attach", "portforward", "proxy"})
+
+
+def build(server: Server) -> web.Application:
+    app = web.Application(middlewares=[errors_and_metrics, authenticate], client_max_size=4 * 1024 * 1024)
+    app[SERVER_KEY] = server
+    app[METRICS_KEY] = metrics.Metrics()
+    server.extra.setdefault("authenticator", auth.Authenticator(server.admin_token, b"haru"))
+    app.router.add_route("*", "/{tail:.*}", dispatch)
+    return app
+
+
+@web.middleware
+async def errors_and_metrics(request: web.Request, handler: Handler) -> web.StreamResponse:
+    started = time.perf_counter()
+    try:
+        response = await handler(request)
+    except errors.APIError as err:
+        response = responses.error_response(err)
+    except web.HTTPException:
+        raise
+    except Exception as exc:  # a bug: answer like kube does and keep serving
+        log.exception("internal error serving %s %s", request.method, request.path)
+        response = responses.error_response(errors.internal(str(exc) or type(exc).__name__))
+    info = request.get("request_info")
+    if info is not None and info.is_resource:
+        request.app[METRICS_KEY].observe_request({
+            "code": str(response.status), "component": "apiserver",
+            "dry_run": "All" if "dryRun" in request.query else "", "group": info.group,
+            "resource": info.resource, "scope": _scope(info), "subresource": info.subresource,
+            "verb": _metric_verb(request.method, info), "version": info.version,
+        }, time.perf_counter() - started)
+    return response
+
+
+def _scope(info: requestinfo.RequestInfo) -> str:
+    if info.name:
+        return "resource"
+    return "namespace" if info.namespace else "cluster"
+
+
+def _metric_verb(method: str, info: requestinfo.RequestInfo) -> str:
+    return {"watch": "WATCH", "list": "LIST", "get": "GET", "create": "POST", "update": "PUT", "patch": "PATCH",
+            "delete": "DELETE", "deletecollection": "DELETE"}.get(info.verb, method.upper())
+
+
+@web.middleware
+async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+    authenticator: auth.Authenticator = server_of(request).extra["authenticator"]
+    user = authenticator.authenticate(request.headers.get("Authorization"))
+    if user is None:
+        if request.path.rstrip("/") in _PUBLIC or request.path.startswith(_PUBLIC):
+            request["user"] = auth.User("system:anonymous", ("system:unauthenticated",))
+            return await handler(request)
+        raise errors.APIError(401, "Unauthorized", "Unauthorized")
+    request["user"] = user
+    return await handler(request)
+
+
+async def dispatch(request: web.Request) -> web.StreamResponse:
+    path = request.path
+    info = requestinfo.parse(request.method, path, dict(request.query))
+    request["request_info"] = info
+    if info.is_resource:
+        return await _resource(request, info)
+    return await _non_resource(request, path.rstrip("/") or "/")
+
+
+# -- non-resource paths -------------------------------------------------------------------
+async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
+    server = server_of(request)
+    if request.method not in ("GET", "HEAD"):
+        raise errors.method_not_allowed() if _known_non_resource(path) else errors.route_not_found()
+    if path == "/version":
+        return responses.json_response(version.info())
+    if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
+        return web.Response(text="ok", content_type="text/plain")
+    if path == "/metrics":
+        counts = [(info.resource if not info.group else f"{info.resource}.{info.group}",
+                   server.store.count(info.key_prefix))
+                  for info in server.registry.all() if info.stored]
+        return web.Response(text=request.app[METRICS_KEY].render(counts),
+                            content_type="text/plain", charset="utf-8",
+                            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+    if path in ("/api", "/apis"):
+        return _discovery_root(request, server, legacy=path == "/api")
+    parts = path.strip("/").split("/")
+    if parts[0] == "api" and len(parts) == 2:
+        body = discovery.api_resource_list(server.registry, "", parts[1])
+        if body is None:
+            raise errors.route_not_found()
+        return responses.json_response(body)
+    if parts[0] == "apis" and len(parts) == 2:
+        group = discovery.api_group(server.registry, parts[1])
+        if group is None:
+            raise errors.route_not_found()
+        return responses.json_response(group)
+    if parts[0] == "apis" and len(parts) == 3:
+        body = discovery.api_resource_list(server.registry, parts[1], parts[2])
+        if body is None:
+            raise errors.route_not_found()
+        return responses.json_response(body)
+    if path == "/openapi/v3":
+        return responses.json_response(openapi.root(server.registry))
+    if path.startswith("/openapi/v3/"):
+        return _openapi_document(request, server, path[len("/openapi/v3/"):])
+    raise errors.route_not_found()
+
+
+def _known_non_resource(path: str) -> bool:
+    return path in ("/version", "/metrics", "/api", "/apis", "/openapi/v3") or path.startswith(
+        ("/healthz", "/livez", "/readyz", "/openapi/"))
+
+
+def _discovery_root(request: web.Request, server: Server, *, legacy: bool) -> web.StreamResponse:
+    if discovery.negotiate(request.headers.get("Accept")) == "aggregated":
+        etag = discovery.aggregated_etag(server.registry, legacy=legacy)
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        return web.Response(body=discovery.aggregated(server.registry, legacy=legacy), headers={
+            "Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "ETag": etag, "Vary": "Accept"})
+    body = discovery.api_versions() if legacy else discovery.api_group_list(server.registry)
+    return responses.json_response(body)
+
+
+def _openapi_document(request: web.Request, server: Server, rest: str) -> web.StreamResponse:
+    parts = rest.split("/")
+    if len(parts) == 2 and parts[0] == "api":
+        group, version_ = "", parts[1]
+    elif len(parts) == 3 and parts[0] == "apis":
+        group, version_ = parts[1], parts[2]
+    else:
+        raise errors.route_not_found()
+    document = openapi.group_version(server.registry, group, version_)
+    if document is None:
+        raise errors.route_not_found()
+    return web.Response(body=document, content_type="application/json",
+                        headers={"Cache-Control": "public, immutable" if "hash" in request.query else "no-cache"})
+
+
+# -- resource paths -----------------------------------------------------------------------
+async def _resource(request: web.Request, info: requestinfo.RequestInfo) -> web.StreamResponse:
+    server = server_of(request)
+    if not info.resource:
+        raise errors.route_not_found()
+    ep = endpoint_for(server, info)
+    if info.subresource:
+        return await _subresource(ep, request, info)
+    resource = ep.resource
+    verb = info.verb
+    if verb == "create" and info.name:
+        raise errors.method_not_allowed()  # POST to an object: kube's router has no such route
+    if verb == "update" and not info.name:
+        raise errors.method_not_allowed()
+    if verb not in resource.verbs:
+        raise errors.method_not_supported(verb, resource.resource, resource.group)
+    if not resource.stored:
+        return await _virtual(ep, request)
+    if verb == "get":
+        return await get.handle(ep, request)
+    if verb == "list":
+        return await list_.handle(ep, request)
+    if verb == "watch":
+        return await watch.handle(ep, request)
+    if verb == "create":
+        return await create.handle(ep, request)
+    if verb == "update":
+        return await update.handle(ep, request)
+    if verb == "patch":
+        return await patch.handle(ep, request)
+    if verb == "delete":
+        return await delete.handle(ep, request)
+    if verb == "deletecollection":
+        return await delete.handle_collection(ep, request)
+    raise errors.method_not_allowed()
+
+
+async def _virtual(ep: Endpoint, request: web.Request) -> web.StreamResponse:
+    """Create-only kinds the store never holds."""
+    key = (ep.resource.group, ep.resource.resource)
+    if key in reviews.REVIEW_RESOURCES:
+        return await reviews.create(ep, request, request["user"])
+    if key == ("", "bindings"):
+        # POST /api/v1/namespaces/ns/bindings: a Binding whose metadata.name names the pod.
+        binding = await bodies.read_object(request)
+        return await pods.bind(ep, request, binding, (binding.get("metadata") or {}).get("name", ""))
+    raise errors.method_not_supported(ep.request_info.verb, ep.resource.resource, ep.resource.group)
+
+
+async def _subresource(ep: Endpoint, request: web.Request, info: requestinfo.RequestInfo) -> web.StreamResponse:
+    sub = ep.resource.subresources.get(info.subresource)
+    if sub is None or not info.name:
+        raise errors.route_not_found()
+    verb = info.verb
+    if sub.connect:
+        return await pods.connect(ep, request)
+    if verb not in sub.verbs:
+        raise errors.method_not_supported(verb, f"{ep.resource.resource}/{info.subresource}", ep.resource.group)
+    name = info.subresource
+    if name == "scale":
+        handler = {"get": scale.get, "update": scale.put, "patch": scale.patch}[verb]
+        return await handler(ep, request)
+    if name == "binding":
+        return await pods.bind(ep, request, await bodies.read_object(request), info.name)
+    if name == "eviction":
+        return await pods.evict(ep, request)
+    if name == "token":
+        return await token.create(ep, request)
+    if name == "log":
+        return await pods.connect(ep, request)
+    strategy = _subresource_strategy(ep, name)
+    if verb == "get":
+        return await get.handle(ep, request)
+    if verb == "update":
+        return await update.handle(ep, request, strategy=strategy, subresource=name)
+    if verb == "patch":
+        return await patch.handle(ep, request, strategy=strategy, subresource=name)
+    raise errors.method_not_allowed()
+
+
+def _subresource_strategy(ep: Endpoint, name: str) -> Any:
+    """status → the status strategy; finalize/ephemeralcontainers/resize → the kind's own, if it has one."""
+    if name == "status":
+        return ep.strategy.status_strategy()
+    factory = getattr(ep.strategy, f"{name}_strategy", None)
+    if factory is None:
+        raise errors.method_not_supported("update", f"{ep.resource.resource}/{name}", ep.resource.group)
+    return factory()

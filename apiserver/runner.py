@@ -1,0 +1,56 @@
+"""Start and stop one API server: open the store, seed it, listen, and report the URL.
+
+The one place that wires storage, registry, feature gates and the aiohttp app together; used by
+`haru up` (cluster/cli.py) and by the test fixtures, so tests run the same server users do.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import ssl
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from apiserver import app as app_module
+from apiserver import registry, seed
+from apiserver.context import Server
+from apiserver.features import FeatureGates
+from storage import Store
+
+
+@dataclass
+class Running:
+    server: Server
+    runner: web.AppRunner
+    url: str
+    port: int
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+        await self.server.store.close()
+
+
+async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
+                ssl_context: ssl.SSLContext | None = None, admin_token: str | None = None,
+                feature_gates: str = "") -> Running:
+    os.makedirs(data_dir, exist_ok=True)
+    gates = FeatureGates.parse(feature_gates)
+    store = await Store.open(os.path.join(data_dir, "store"))
+    server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
+    application = app_module.build(server)
+    # Shutdown must not wait for long-running watches to end on their own.
+    runner = web.AppRunner(application, handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context, backlog=1024, reuse_address=True)
+    await site.start()
+    sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+    actual_port = sockets[0].getsockname()[1] if sockets else port
+    await seed.seed(server, actual_port)
+    scheme = "https" if ssl_context else "http"
+    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port)
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)

@@ -1,0 +1,96 @@
+"""The cluster's certificate authority and the API server's serving certificate.
+
+Generated once into the data dir (`pki/ca.crt`, `pki/ca.key`, `pki/apiserver.crt`,
+`pki/apiserver.key`) and reused on restart, so kubeconfigs handed out earlier stay valid. The
+serving certificate names 127.0.0.1, localhost and the in-cluster service names, as kubeadm's does.
+Called by `cli.py` before the server starts.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import ssl
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+_DNS_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+              "kubernetes.default.svc.cluster.local")
+_IPS = ("127.0.0.1", "10.96.0.1", "::1")
+
+
+@dataclass(frozen=True)
+class Pki:
+    ca_cert: str
+    server_cert: str
+    server_key: str
+
+    def ca_pem(self) -> bytes:
+        with open(self.ca_cert, "rb") as f:
+            return f.read()
+
+    def ssl_context(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.server_cert, self.server_key)
+        return context
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _write(path: str, data: bytes, private: bool = False) -> None:
+    partial = path + ".partial"
+    with open(partial, "wb") as f:
+        f.write(data)
+    if private:
+        os.chmod(partial, 0o600)
+    os.replace(partial, path)
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def ensure(data_dir: str) -> Pki:
+    pki_dir = os.path.join(data_dir, "pki")
+    os.makedirs(pki_dir, exist_ok=True)
+    pki = Pki(os.path.join(pki_dir, "ca.crt"), os.path.join(pki_dir, "apiserver.crt"),
+              os.path.join(pki_dir, "apiserver.key"))
+    if all(os.path.exists(p) for p in (pki.ca_cert, pki.server_cert, pki.server_key)):
+        return pki
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = _key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "haru-ca")])
+    ca_cert = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                     content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                     key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    server_key = _key()
+    names: list[x509.GeneralName] = [x509.DNSName(n) for n in _DNS_NAMES]
+    names += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in _IPS]
+    server_cert = (
+        x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+        .issuer_name(ca_name).public_key(server_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    _write(os.path.join(pki_dir, "ca.key"), _pem_key(ca_key), private=True)
+    _write(pki.server_key, _pem_key(server_key), private=True)
+    _write(pki.server_cert, server_cert.public_bytes(serialization.Encoding.PEM))
+    _write(pki.ca_cert, ca_cert.public_bytes(serialization.Encoding.PEM))
+    return pki

@@ -1,0 +1,97 @@
+"""`haru` on the command line. `haru up` starts the API server and writes the kubeconfig.
+
+Defaults: data in ./.haru/, port 6443 on 127.0.0.1, HTTPS with a CA generated into the data dir,
+an admin bearer token kept in the data dir (so a restart keeps old kubeconfigs working). The
+kubeconfig is written only once the server has answered a request, then one line names it. Runs in
+the foreground until SIGINT/SIGTERM, then stops cleanly. The scheduler, hollow nodes and
+controllers are not built yet; `haru up` starts only what exists and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import ssl
+import sys
+
+import aiohttp
+
+from apiserver import runner
+from cluster import certs, kubeconfig
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="haru", description="A local Kubernetes v1.36 control plane.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="start the cluster in the foreground")
+    up.add_argument("--data-dir", default=".haru", help="where objects, certificates and the kubeconfig live")
+    up.add_argument("--port", type=int, default=6443, help="API server port on 127.0.0.1 (0: any free port)")
+    up.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
+    up.add_argument("--http", action="store_true", help="serve plain HTTP instead of HTTPS")
+    up.add_argument("--feature-gates", default="", help="kube-apiserver syntax, e.g. ShardedListAndWatch=false")
+    return parser
+
+
+def _admin_token(data_dir: str) -> str:
+    path = os.path.join(data_dir, "admin-token")
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.read().strip()
+    token = runner.new_token()
+    os.makedirs(data_dir, exist_ok=True)
+    with open(path + ".partial", "w") as f:
+        f.write(token)
+    os.chmod(path + ".partial", 0o600)
+    os.replace(path + ".partial", path)
+    return token
+
+
+async def _wait_until_serving(url: str, token: str, ca_pem: bytes | None) -> None:
+    ssl_ctx: ssl.SSLContext | bool = False
+    if ca_pem is not None:
+        ssl_ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{url}/readyz", headers={"Authorization": f"Bearer {token}"}, ssl=ssl_ctx) as resp:
+            if resp.status != 200:
+                raise RuntimeError(f"the API server answered /readyz with {resp.status}")
+
+
+async def up(args: argparse.Namespace) -> int:
+    data_dir = os.path.abspath(args.data_dir)
+    token = _admin_token(data_dir)
+    pki = None if args.http else certs.ensure(data_dir)
+    running = await runner.start(
+        data_dir, port=args.port, ssl_context=pki.ssl_context() if pki else None,
+        admin_token=None if args.http else token, feature_gates=args.feature_gates,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        ca_pem = pki.ca_pem() if pki else None
+        await _wait_until_serving(running.url, token, ca_pem)
+        path = os.path.abspath(args.kubeconfig or os.path.join(data_dir, "kubeconfig"))
+        kubeconfig.write(path, running.url, token, ca_pem)
+        print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
+        await stop.wait()
+    finally:
+        await running.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "up":
+        try:
+            return asyncio.run(up(args))
+        except OSError as exc:
+            print(f"haru up: {exc}", file=sys.stderr)
+            return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

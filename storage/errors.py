@@ -8,6 +8,7 @@ The API server turns each of them into a Kubernetes `Status` in one place
     ├── KeyExists              create of a key that exists
     ├── Conflict               a precondition (resourceVersion or UID) did not hold
     ├── Expired                a list/continue at a revision older than the compaction mark
+    ├── RevisionTooLarge       a list at a revision the store has not reached yet
     ├── TooOldResourceVersion  a watch from a revision older than the compaction mark
     ├── InvalidContinue        a continue token that is not one of ours
     ├── WatchClosed            a watcher fell too far behind and was closed
@@ -57,6 +58,15 @@ class Expired(StorageError):
         super().__init__(f"revision {revision} has been compacted (compacted up to {compacted})")
         self.revision = revision
         self.compacted = compacted
+
+
+class RevisionTooLarge(StorageError):
+    """A list at a revision newer than the store's current one (etcd's "future revision")."""
+
+    def __init__(self, revision: int, current: int) -> None:
+        super().__init__(f"revision {revision} is newer than the current revision {current}")
+        self.revision = revision
+        self.current = current
 
 
 class TooOldResourceVersion(StorageError):

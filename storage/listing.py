@@ -1,0 +1,179 @@
+"""Reads: get one key, count a prefix, and list a prefix as a consistent snapshot, paginated.
+
+`Store.get`, `Store.count` and `Store.list` call these synchronously on the event loop; each is one
+short LMDB read transaction, which is a snapshot. A list at the current revision walks the objects
+database in key order. A list at an older revision R (asked for, or carried by a continue token)
+walks the same keys and overlays, for every key written after R, the state it had at R: the first
+log entry after R for that key holds it (its prev value and revisions, see `storage/layout.py`).
+Continue tokens are made and parsed in `storage/continue_tokens.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import lmdb
+
+from storage import continue_tokens, errors, layout
+from storage.records import ListResult, Record
+
+# `ListResult.remaining` is counted only up to this many keys; past it, counting is no longer
+# cheap (~0.1 µs per key) and remaining is None.
+REMAINING_COUNT_LIMIT = 100_000
+
+_OBJECT_HEADER_SIZE = 16
+
+# An item of a key-ordered walk: the raw objects-db entry (header + JSON) or an already-built Record.
+_Item = tuple[bytes, "memoryview | bytes | Record"]
+
+
+def get(env: lmdb.Environment, dbs: layout.Databases, key: str) -> Record | None:
+    with env.begin(db=dbs.objects) as txn:
+        raw = txn.get(layout.encode_key(key))
+    return None if raw is None else layout.unpack_object(key, raw)
+
+
+def count(env: lmdb.Environment, dbs: layout.Databases, prefix: str) -> int:
+    prefix_bytes = prefix.encode()
+    with env.begin(db=dbs.objects) as txn:
+        cursor = txn.cursor()
+        if not cursor.set_range(prefix_bytes):
+            return 0
+        n = 0
+        for key in cursor.iternext(keys=True, values=False):
+            if not key.startswith(prefix_bytes):
+                break
+            n += 1
+        return n
+
+
+def list_prefix(
+    env: lmdb.Environment,
+    dbs: layout.Databases,
+    prefix: str,
+    revision: int | None,
+    limit: int,
+    continue_token: str | None,
+) -> ListResult:
+    if limit < 0:
+        raise ValueError("limit must be >= 0")
+    prefix_bytes = prefix.encode()
+    start = prefix_bytes
+    if continue_token is not None:
+        point = continue_tokens.decode(continue_token)
+        if revision is not None and revision != point.revision:
+            raise errors.InvalidContinue(
+                continue_token, f"the token is for revision {point.revision}, not {revision}"
+            )
+        revision = point.revision
+        # The next page starts strictly after the last key returned.
+        start = prefix_bytes + point.last_key.encode() + b"\x00"
+    with env.begin(buffers=True) as txn:
+        current = layout.read_meta(txn, dbs, layout.META_REVISION)
+        compacted = layout.read_meta(txn, dbs, layout.META_COMPACTED)
+        at = current if revision is None else revision
+        if at > current:
+            if continue_token is not None:
+                raise errors.InvalidContinue(continue_token, f"revision {at} is in the future")
+            raise errors.RevisionTooLarge(at, current)
+        if at < compacted:
+            raise errors.Expired(at, compacted)
+        items = _objects_from(txn, dbs, start, prefix_bytes)
+        if at < current:
+            overlay = _state_at(txn, dbs, at, current, prefix_bytes, start)
+            items = _overlaid(items, overlay)
+        records: list[Record] = []
+        token = None
+        remaining: int | None = 0
+        for key, item in items:
+            if limit and len(records) == limit:
+                remaining = _count_rest(items, 1)
+                last = records[-1].key[len(prefix) :]
+                token = continue_tokens.encode(at, last)
+                break
+            records.append(_record(key, item))
+        return ListResult(records, at, token, remaining)
+
+
+def _objects_from(
+    txn: lmdb.Transaction, dbs: layout.Databases, start: bytes, prefix: bytes
+) -> Iterator[_Item]:
+    cursor = txn.cursor(db=dbs.objects)
+    if not cursor.set_range(start):
+        return
+    for key, raw in cursor:
+        key = bytes(key)
+        if not key.startswith(prefix):
+            return
+        yield key, raw
+
+
+def _state_at(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    at: int,
+    current: int,
+    prefix: bytes,
+    start: bytes,
+) -> list[tuple[bytes, Record | None]]:
+    """For each key under `prefix` (from `start`) written after `at`: its Record at `at`, or None."""
+    state: dict[bytes, Record | None] = {}
+    cursor = txn.cursor(db=dbs.log)
+    if not cursor.set_range(layout.revision_key(at + 1)):
+        return []
+    for raw_key, raw in cursor:
+        revision = layout.unpack_u64(raw_key)
+        if revision > current:
+            break
+        key, _ = layout.log_entry_key_and_time(raw)
+        key_bytes = key.encode()
+        if key_bytes in state or not key_bytes.startswith(prefix) or key_bytes < start:
+            continue
+        entry = layout.unpack_log_entry(revision, bytes(raw))
+        if entry.type == "ADDED":
+            state[key_bytes] = None  # did not exist at `at`
+        else:
+            assert entry.prev_value is not None
+            state[key_bytes] = Record(
+                key, entry.prev_value, entry.prev_revision, entry.create_revision
+            )
+    return sorted(state.items())
+
+
+def _overlaid(
+    items: Iterator[_Item], overlay: list[tuple[bytes, Record | None]]
+) -> Iterator[_Item]:
+    """Merge two key-ordered walks; where both have a key, the overlay (state at `at`) wins."""
+    i, n = 0, len(overlay)
+    for key, item in items:
+        while i < n and overlay[i][0] < key:
+            old_key, old = overlay[i]
+            if old is not None:
+                yield old_key, old
+            i += 1
+        if i < n and overlay[i][0] == key:
+            old = overlay[i][1]
+            i += 1
+            if old is not None:
+                yield key, old
+            continue
+        yield key, item
+    for old_key, old in overlay[i:]:
+        if old is not None:
+            yield old_key, old
+
+
+def _record(key: bytes, item: memoryview | bytes | Record) -> Record:
+    if isinstance(item, Record):
+        return item
+    revision, create_revision = layout.unpack_u64(item[:8]), layout.unpack_u64(item[8:16])
+    return Record(key.decode(), bytes(item[_OBJECT_HEADER_SIZE:]), revision, create_revision)
+
+
+def _count_rest(items: Iterator[_Item], already: int) -> int | None:
+    n = already
+    for _ in items:
+        n += 1
+        if n > REMAINING_COUNT_LIMIT:
+            return None
+    return n

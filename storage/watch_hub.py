@@ -1,0 +1,181 @@
+"""Watch fan-out: one shared ring of recent events, one "new commit" future, cursors per watcher.
+
+`storage/group_commit.py` calls `WatchHub.publish` after each durable commit; `Store.watch` creates a
+`Watcher`. A watcher is a prefix and a cursor (the last revision it has passed), nothing more: it
+takes every event after its cursor from the ring in one go, and when there is nothing new it awaits
+the hub's single commit future, which every waiting watcher shares. So a commit costs one future
+resolution plus one wake-up per *waiting* watcher, and memory never grows per watcher. A watcher
+whose cursor fell off the ring reads on from the LMDB log (`storage/log_reader.py`) in bounded
+chunks; if compaction removed its position, it is closed with `WatchClosed`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from storage import errors
+from storage.records import Event
+
+# How many events a behind-the-ring watcher reads from the LMDB log per step.
+LOG_CHUNK = 1024
+
+
+class WatchHub:
+    """The ring of recently published events and the future that announces the next commit."""
+
+    def __init__(
+        self,
+        revision: int,
+        capacity: int,
+        read_log: Callable[[int, int, str, int], tuple[list[Event], int]],
+    ) -> None:
+        if capacity < 1:
+            raise ValueError("the watch ring needs a capacity of at least 1")
+        self.capacity = capacity
+        self._ring: list[Event] = []
+        self._first = revision + 1  # revision of _ring[0] (revisions in the ring are contiguous)
+        self._last = revision  # last published revision
+        self._read_log = read_log
+        self._loop = asyncio.get_running_loop()
+        self._commit: asyncio.Future[None] = self._loop.create_future()
+        self._closed = False
+
+    @property
+    def ring_size(self) -> int:
+        return len(self._ring)
+
+    @property
+    def last_published(self) -> int:
+        return self._last
+
+    def publish(self, events: list[Event]) -> None:
+        """Append one commit's events (contiguous revisions, in order) and wake waiting watchers."""
+        if events[0].revision != self._last + 1:
+            raise RuntimeError(f"event {events[0].revision} published after {self._last}")
+        self._ring.extend(events)
+        self._last = events[-1].revision
+        # Trim in halves so the list copy is amortized: the ring holds capacity..2×capacity events.
+        excess = len(self._ring) - 2 * self.capacity
+        if excess > 0:
+            drop = excess + self.capacity
+            del self._ring[:drop]
+            self._first += drop
+        self.wake()
+
+    def wake(self) -> None:
+        committed, self._commit = self._commit, self._loop.create_future()
+        if not committed.done():
+            committed.set_result(None)
+
+    def commit_future(self) -> asyncio.Future[None]:
+        # A waiter that was cancelled cancels the shared future with it; hand out a fresh one.
+        if self._commit.done():
+            self._commit = self._loop.create_future()
+        return self._commit
+
+    def close(self) -> None:
+        self._closed = True
+        self.wake()
+
+    def watch(self, prefix: str, from_revision: int) -> Watcher:
+        return Watcher(self, prefix, from_revision)
+
+
+class Watcher:
+    """An async iterator of the events after `from_revision` under `prefix`, in revision order.
+
+    `next_batch()` returns every available event at once (waiting if there is none). `close()`
+    ends it; iteration then stops. If the store closes it (store closed, or its position was
+    compacted away), `next_batch` and iteration raise `errors.WatchClosed`.
+    """
+
+    __slots__ = ("_hub", "prefix", "cursor", "_closed", "_error", "_waiting", "_buffer", "_index")
+
+    def __init__(self, hub: WatchHub, prefix: str, from_revision: int) -> None:
+        self._hub = hub
+        self.prefix = prefix
+        self.cursor = from_revision  # every event at or below this has been handed out
+        self._closed = False
+        self._error: errors.WatchClosed | None = None
+        self._waiting = False
+        self._buffer: list[Event] = []
+        self._index = 0
+
+    async def next_batch(self) -> list[Event]:
+        while True:
+            if self._closed:
+                return []
+            hub = self._hub
+            if hub._closed:
+                self._fail(errors.WatchClosed("the store was closed"))
+            if self._error is not None:
+                raise self._error
+            while self.cursor < hub._last:
+                events = self._take()
+                if events:
+                    return events
+            shared = hub.commit_future()
+            self._waiting = True
+            try:
+                await shared
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                # Another watcher's task was cancelled while waiting and took the shared future
+                # down with it; that is not our cancellation, so wait again on a fresh one.
+            finally:
+                self._waiting = False
+
+    def _take(self) -> list[Event]:
+        hub = self._hub
+        if self.cursor + 1 < hub._first:
+            try:
+                events, last = hub._read_log(
+                    self.cursor, min(hub._first - 1, self.cursor + LOG_CHUNK), self.prefix, LOG_CHUNK
+                )
+            except errors.WatchClosed as closed:
+                self._fail(closed)
+                raise
+            self.cursor = last
+            return events
+        events = hub._ring[self.cursor + 1 - hub._first :]
+        if not events:
+            return events
+        self.cursor = events[-1].revision
+        prefix = self.prefix
+        if prefix:
+            return [event for event in events if event.key.startswith(prefix)]
+        return events
+
+    def _fail(self, error: errors.WatchClosed) -> None:
+        if self._error is None:
+            self._error = error
+            self._buffer = []
+
+    def close(self) -> None:
+        """Stop this watcher; a `next_batch` waiting in another task returns []."""
+        if self._closed:
+            return
+        self._closed = True
+        self._buffer = []
+        if self._waiting:
+            self._hub.wake()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed or self._error is not None
+
+    def __aiter__(self) -> Watcher:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._index >= len(self._buffer):
+            self._buffer = await self.next_batch()
+            self._index = 0
+            if not self._buffer:
+                raise StopAsyncIteration
+        event = self._buffer[self._index]
+        self._index += 1
+        return event

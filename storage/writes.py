@@ -1,0 +1,184 @@
+"""One write (create, update, delete) and how it is applied inside the writer's transaction.
+
+`Store` builds a `WriteRequest` per call and hands it to `storage/group_commit.py`; the writer
+thread (`storage/writer.py`) calls `apply_write` for each request of a batch, in order, inside one
+LMDB write transaction. `apply_write` checks the request's preconditions against what the
+transaction sees (committed state plus earlier writes of the same batch), stamps
+`metadata.resourceVersion`, and only then puts the object and its log entry, so a request that
+fails leaves nothing behind in the transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+import lmdb
+import msgspec
+
+from storage import errors, layout
+from storage.records import Event, Record
+
+Operation = Literal["create", "update", "delete"]
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+
+
+class WriteRequest:
+    """A write waiting for (or riding in) a batch; `future` resolves to its `Record` once durable."""
+
+    __slots__ = ("op", "key", "key_bytes", "obj", "expected_revision", "expected_uid", "future")
+
+    def __init__(
+        self,
+        op: Operation,
+        key: str,
+        obj: dict[str, Any] | None,
+        future: asyncio.Future[Record],
+        expected_revision: int | None = None,
+        expected_uid: str | None = None,
+    ) -> None:
+        self.op = op
+        self.key = key
+        self.key_bytes = layout.encode_key(key)
+        self.obj = obj
+        self.expected_revision = expected_revision
+        self.expected_uid = expected_uid
+        self.future = future
+
+
+def stamp(obj: dict[str, Any], revision: int) -> bytes:
+    """The JSON bytes of `obj` with `metadata.resourceVersion` = `str(revision)`.
+
+    The caller's dict is not modified: the top level and `metadata` are shallow-copied, and the
+    copy keeps the key order (an existing resourceVersion is replaced where it stands), so an
+    object decoded from stored bytes and stamped again with its own revision encodes to exactly
+    the stored bytes. `guaranteed_update`'s no-op check relies on that.
+    """
+    if not isinstance(obj, dict):
+        raise TypeError(f"a stored object must be a dict, not {type(obj).__name__}")
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif not isinstance(metadata, dict):
+        raise TypeError("metadata must be a dict")
+    stamped = dict(obj)
+    stamped["metadata"] = {**metadata, "resourceVersion": str(revision)}
+    return _encode(stamped)
+
+
+def apply_write(
+    txn: lmdb.Transaction, dbs: layout.Databases, request: WriteRequest, revision: int, now: float
+) -> tuple[Record, Event]:
+    """Apply `request` as revision `revision`; raise a `StorageError` (nothing written) if it fails."""
+    raw = txn.get(request.key_bytes, db=dbs.objects)
+    current = None if raw is None else layout.unpack_object(request.key, raw)
+    if request.op == "create":
+        return _create(txn, dbs, request, current, revision, now)
+    if current is None:
+        raise errors.KeyNotFound(request.key, revision - 1)
+    if request.expected_revision is not None and request.expected_revision != current.revision:
+        raise errors.Conflict(
+            request.key, "resourceVersion", request.expected_revision, current.revision
+        )
+    if request.op == "update":
+        return _update(txn, dbs, request, current, revision, now)
+    return _delete(txn, dbs, request, current, revision, now)
+
+
+def _create(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    request: WriteRequest,
+    current: Record | None,
+    revision: int,
+    now: float,
+) -> tuple[Record, Event]:
+    if current is not None:
+        raise errors.KeyExists(request.key, current.revision)
+    assert request.obj is not None
+    value = stamp(request.obj, revision)
+    _put(txn, dbs, request.key_bytes, value, revision, revision)
+    _log(txn, dbs, "ADDED", request.key_bytes, value, None, revision, 0, revision, now)
+    return Record(request.key, value, revision, revision), Event(
+        "ADDED", request.key, revision, value, None
+    )
+
+
+def _update(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    request: WriteRequest,
+    current: Record,
+    revision: int,
+    now: float,
+) -> tuple[Record, Event]:
+    assert request.obj is not None
+    value = stamp(request.obj, revision)
+    _put(txn, dbs, request.key_bytes, value, revision, current.create_revision)
+    _log(
+        txn, dbs, "MODIFIED", request.key_bytes, value, current.value,
+        current.create_revision, current.revision, revision, now,
+    )
+    return Record(request.key, value, revision, current.create_revision), Event(
+        "MODIFIED", request.key, revision, value, current.value
+    )
+
+
+def _delete(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    request: WriteRequest,
+    current: Record,
+    revision: int,
+    now: float,
+) -> tuple[Record, Event]:
+    obj = _decode(current.value)
+    if request.expected_uid is not None:
+        metadata = obj.get("metadata") if isinstance(obj, dict) else None
+        actual_uid = metadata.get("uid") if isinstance(metadata, dict) else None
+        if actual_uid != request.expected_uid:
+            raise errors.Conflict(request.key, "uid", request.expected_uid, actual_uid)
+    # kube-apiserver hands out the deleted object with resourceVersion = the deletion revision.
+    value = stamp(obj, revision)
+    txn.delete(request.key_bytes, db=dbs.objects)
+    _log(
+        txn, dbs, "DELETED", request.key_bytes, value, current.value,
+        current.create_revision, current.revision, revision, now,
+    )
+    return Record(request.key, value, revision, current.create_revision), Event(
+        "DELETED", request.key, revision, value, current.value
+    )
+
+
+def _put(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    key_bytes: bytes,
+    value: bytes,
+    revision: int,
+    create_revision: int,
+) -> None:
+    txn.put(key_bytes, layout.pack_object(value, revision, create_revision), db=dbs.objects)
+
+
+def _log(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    event_type: Literal["ADDED", "MODIFIED", "DELETED"],
+    key_bytes: bytes,
+    value: bytes,
+    prev_value: bytes | None,
+    create_revision: int,
+    prev_revision: int,
+    revision: int,
+    now: float,
+) -> None:
+    entry = layout.pack_log_entry(
+        event_type, key_bytes, value, prev_value, create_revision, prev_revision, now
+    )
+    # append=True: revisions only grow, so the entry always goes at the end of the log. LMDB
+    # reports a key that is not past the end by returning False; that would be a revision reused.
+    if not txn.put(layout.revision_key(revision), entry, db=dbs.log, append=True):
+        raise RuntimeError(f"event log already holds revision {revision} or a later one")

@@ -145,8 +145,7 @@ def _decode_object(plan: MessagePlan, buf: bytes, pos: int, end: int) -> dict[st
                     else:
                         # A message field that occurs twice is the merge of both, as protobuf says.
                         seen.append((start, stop))
-                        joined = b"".join(buf[s:e] for s, e in seen)
-                        value = _decode_value(field.message, joined, 0, len(joined))
+                        value = _decode_value(field.message, *_joined(buf, seen))
             elif kind == STRING:
                 value = buf[start:stop].decode("utf-8", "replace")
             elif kind == MAP:

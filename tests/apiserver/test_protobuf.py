@@ -236,6 +236,18 @@ def test_bytes_become_base64_and_quantities_their_strings() -> None:
         protobuf.decode(envelope("v1", "ResourceQuota", msg(2, entry(1, "cpu", msg(2, text(1, ""))))))
 
 
+def test_byte_fields_are_base64_empty_ones_follow_omitempty_and_absent_ones_are_null() -> None:
+    csr = protobuf.decode(envelope("certificates.k8s.io/v1", "CertificateSigningRequest",
+                                   msg(2, text(1, b"-----BEGIN\x00"), text(7, "example.com/signer")),
+                                   msg(3, text(2, b""))))
+    assert csr["spec"] == {"request": base64.b64encode(b"-----BEGIN\x00").decode(), "signerName": "example.com/signer"}
+    assert csr["status"] == {}  # certificate is omitempty: an empty one is left out
+    empty = protobuf.decode(envelope("certificates.k8s.io/v1", "CertificateSigningRequest", msg(2, text(1, b""))))
+    assert empty["spec"] == {"request": "", "signerName": ""}  # request has no omitempty
+    absent = protobuf.decode(envelope("certificates.k8s.io/v1", "CertificateSigningRequest", msg(2)))
+    assert absent["spec"] == {"signerName": ""}  # a nil []byte is null in Go's JSON: left out
+
+
 def test_a_repeated_message_field_merges_and_the_last_scalar_wins() -> None:
     body = envelope("v1", "ConfigMap", msg(1, text(1, "first"), text(3, "ns")),
                     msg(1, text(1, "second"), entry(11, "a", text(2, "b"))), num(4, 1), num(4, 0))
@@ -268,6 +280,20 @@ def test_delete_options_decode_in_any_group_version() -> None:
     for api_version in ("v1", "apps/v1", "meta.k8s.io/v1", "stable.example.com/v1"):
         decoded = protobuf.decode(envelope(api_version, "DeleteOptions", *options))
         assert decoded == {"apiVersion": api_version, "kind": "DeleteOptions", **want}
+
+
+@pytest.mark.parametrize("kind, parts, want", [
+    ("CreateOptions", (text(1, "All"), text(3, "kubectl"), text(4, "Strict")),
+     {"dryRun": ["All"], "fieldManager": "kubectl", "fieldValidation": "Strict"}),
+    ("UpdateOptions", (text(2, "helm"), text(3, "")), {"fieldManager": "helm"}),
+    ("PatchOptions", (num(2, 0), text(3, "kubectl-client-side-apply")),
+     {"force": False, "fieldManager": "kubectl-client-side-apply"}),
+    ("ListOptions", (text(1, "app=web"), num(3, 1), num(5, 0), num(7, 500), num(11, 1)),
+     {"labelSelector": "app=web", "watch": True, "timeoutSeconds": 0, "limit": 500, "sendInitialEvents": True}),
+])
+def test_the_other_option_kinds_decode_in_a_group_version(kind: str, parts: tuple[bytes, ...],
+                                                          want: dict[str, Any]) -> None:
+    assert protobuf.decode(envelope("batch/v1", kind, *parts)) == {"apiVersion": "batch/v1", "kind": kind, **want}
 
 
 # --- special messages --------------------------------------------------------------------------

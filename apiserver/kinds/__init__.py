@@ -1,0 +1,60 @@
+"""The per-kind strategies: one table from (group, resource) to a Strategy class and name rule.
+
+`strategy_for(group, resource, namespaced=..., has_status=...)` is what the handlers call
+(`apiserver/context.py`); a resource not in the table gets the generic `strategy.Strategy`,
+which is right for kinds without special rules. Subresource strategies come from the main
+strategy: `status_strategy()`, `finalize_strategy()` (namespaces), `ephemeralcontainers_strategy()`
+and `resize_strategy()` (pods); "pods/resize"-style names are accepted here too. Name rules are
+upstream's ValidateXName: DNS-1123 subdomain unless listed — DNS label for namespaces, DNS-1035
+label for services, path segment for RBAC objects and core/v1 events.
+"""
+
+from __future__ import annotations
+
+from apiserver.kinds import (
+    configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
+    priorityclass, replicaset, secret, service, statefulset,
+)
+from apiserver.strategy import Strategy
+
+# (group, resource) → (strategy class, name rule). "subdomain" is the default rule.
+TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
+    ("", "pods"): (pod.PodStrategy, "subdomain"),
+    ("", "namespaces"): (namespace.NamespaceStrategy, "label"),
+    ("", "services"): (service.ServiceStrategy, "dns1035"),
+    ("", "configmaps"): (configmap.ConfigMapStrategy, "subdomain"),
+    ("", "secrets"): (secret.SecretStrategy, "subdomain"),
+    ("", "serviceaccounts"): (Strategy, "subdomain"),
+    ("", "events"): (event.CoreEventStrategy, "path"),
+    ("", "persistentvolumeclaims"): (persistentvolumeclaim.PersistentVolumeClaimStrategy, "subdomain"),
+    ("", "persistentvolumes"): (defaulting.NoGenerationStrategy, "subdomain"),
+    ("", "nodes"): (defaulting.NoGenerationStrategy, "subdomain"),
+    ("", "resourcequotas"): (defaulting.NoGenerationStrategy, "subdomain"),
+    ("events.k8s.io", "events"): (event.EventsV1Strategy, "subdomain"),
+    ("apps", "deployments"): (deployment.DeploymentStrategy, "subdomain"),
+    ("apps", "replicasets"): (replicaset.ReplicaSetStrategy, "subdomain"),
+    ("apps", "statefulsets"): (statefulset.StatefulSetStrategy, "subdomain"),
+    ("apps", "daemonsets"): (daemonset.DaemonSetStrategy, "subdomain"),
+    ("batch", "jobs"): (job.JobStrategy, "subdomain"),
+    ("batch", "cronjobs"): (cronjob.CronJobStrategy, "subdomain"),
+    ("coordination.k8s.io", "leases"): (lease.LeaseStrategy, "subdomain"),
+    ("scheduling.k8s.io", "priorityclasses"): (priorityclass.PriorityClassStrategy, "subdomain"),
+    ("rbac.authorization.k8s.io", "roles"): (Strategy, "path"),
+    ("rbac.authorization.k8s.io", "rolebindings"): (Strategy, "path"),
+    ("rbac.authorization.k8s.io", "clusterroles"): (Strategy, "path"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): (Strategy, "path"),
+}
+
+
+def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: bool) -> Strategy:
+    """The strategy of a resource, or of "resource/subresource" (status, finalize, ephemeralcontainers, resize)."""
+    resource, _, subresource = resource.partition("/")
+    cls, name_rule = TABLE.get((group, resource), (Strategy, "subdomain"))
+    main = cls(namespaced=namespaced, has_status=has_status, name_rule=name_rule)
+    if not subresource:
+        return main
+    factory = getattr(main, f"{subresource}_strategy", None)
+    if factory is None:
+        raise LookupError(f"{group}/{resource} has no strategy for the {subresource} subresource")
+    result: Strategy = factory()
+    return result

@@ -1,0 +1,139 @@
+"""Pods: 1.36 defaults, the admission defaults, status on create, generation, update rules.
+
+Create: defaults (`podspec_defaults`) → ServiceAccount/DefaultTolerationSeconds/Priority
+(`pod_admission`) → generation 1 (PodObservedGenerationTracking is GA in 1.36) → status
+{phase: Pending, qosClass} and the SchedulingGated condition. Update: status kept, generation
+bumped on any spec change, then `pod_update`'s rule. `/status`, `/ephemeralcontainers` and
+`/resize` have their own strategies (`status_strategy()`, `pod_subresources.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver import validation as v
+from apiserver.kinds import pod_admission, pod_qos, pod_update, podspec_defaults, podspec_validation
+from apiserver.kinds.defaulting import DefaultingStrategy
+from apiserver.strategy import Causes, Obj, StatusStrategy
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def metadata_and_spec(pod: Obj, name_rule: str) -> Causes:
+    """validatePodMetadataAndSpec: what create, update and the subresources all check."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    causes = v.object_meta(meta, namespaced=True, name_rule=name_rule)
+    if MIRROR_ANNOTATION in (meta.get("annotations") or {}) and not spec.get("nodeName"):
+        causes.append(v.invalid(f"metadata.annotations[{MIRROR_ANNOTATION}]", meta["annotations"][MIRROR_ANNOTATION],
+                                "must set spec.nodeName if mirror pod annotation is set"))
+    causes += podspec_validation.pod_spec(spec, "spec", is_pod=True)
+    if not spec.get("serviceAccountName"):
+        for vi, volume in enumerate(spec.get("volumes") or []):
+            for si, source in enumerate((volume.get("projected") or {}).get("sources") or []):
+                if source.get("serviceAccountToken") is not None:
+                    causes.append(v.forbidden(f"spec.volumes[{vi}].projected.sources[{si}].serviceAccountToken",
+                                              "must not be specified when serviceAccountName is not set"))
+    return causes
+
+
+def mirror_annotation_update(new: Obj, old: Obj) -> Causes:
+    new_value = ((new.get("metadata") or {}).get("annotations") or {}).get(MIRROR_ANNOTATION)
+    old_value = ((old.get("metadata") or {}).get("annotations") or {}).get(MIRROR_ANNOTATION)
+    field = f"metadata.annotations[{MIRROR_ANNOTATION}]"
+    if old_value is not None and new_value != old_value:
+        return [v.forbidden(field, "may not remove or update mirror pod annotation")]
+    if old_value is None and new_value is not None:
+        return [v.forbidden(field, "may not add mirror pod annotation")]
+    return []
+
+
+class PodStrategy(DefaultingStrategy):
+    counts_generation = True
+
+    def default(self, obj: Obj) -> None:
+        spec = obj.setdefault("spec", {})
+        podspec_defaults.pod_spec(spec)
+        podspec_defaults.pod_only(spec)
+        # v1 conversion: the deprecated serviceAccount fills serviceAccountName and mirrors it on output.
+        if not spec.get("serviceAccountName") and spec.get("serviceAccount"):
+            spec["serviceAccountName"] = spec["serviceAccount"]
+        if spec.get("serviceAccountName"):
+            spec["serviceAccount"] = spec["serviceAccountName"]
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        super().prepare_for_create(obj)
+        spec = obj["spec"]
+        pod_admission.admit_create(spec, obj["metadata"])
+        status: dict[str, Any] = {"phase": "Pending", "qosClass": pod_qos.compute(spec)}
+        if spec.get("schedulingGates"):
+            status["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": None,
+                "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates",
+            }]
+        obj["status"] = status
+
+    def validate(self, obj: Obj) -> Causes:
+        causes = metadata_and_spec(obj, self.name_rule)
+        spec = obj.get("spec") or {}
+        if spec.get("ephemeralContainers"):
+            causes.append(v.forbidden("spec.ephemeralContainers", "cannot be set on create"))
+        if spec.get("nodeName") and spec.get("schedulingGates"):
+            causes.append(v.forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
+        return causes
+
+    def validate_update(self, new: Obj, old: Obj) -> Causes:
+        causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes += metadata_and_spec(new, self.name_rule)
+        causes += mirror_annotation_update(new, old)
+        return causes + pod_update.validate(new.get("spec") or {}, old.get("spec") or {})
+
+    def validate_status_update(self, new: Obj, old: Obj) -> Causes:
+        causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        status, old_status = new.get("status") or {}, old.get("status") or {}
+        for i, condition in enumerate(status.get("conditions") or []):
+            kind = condition.get("type") or ""
+            if kind not in ("PodScheduled", "Ready", "Initialized"):
+                causes += [v.invalid(f"metadata.conditions[{i}].Type", kind, m) for m in v.qualified_name(kind)]
+        nominated = status.get("nominatedNodeName")
+        if nominated and nominated != old_status.get("nominatedNodeName"):
+            causes += [v.invalid("status.nominatedNodeName", nominated, m) for m in v.dns1123_subdomain(nominated)]
+        causes += v.immutable("status.qosClass", status.get("qosClass", ""), old_status.get("qosClass", ""))
+        for i, entry in enumerate(status.get("podIPs") or []):
+            causes += v.ip_address(entry.get("ip") or "", f"status.podIPs[{i}]")
+        host_ips = status.get("hostIPs") or []
+        if host_ips and status.get("hostIP") != host_ips[0].get("ip"):
+            causes.append(v.invalid("status.hostIPs[0].ip", host_ips[0].get("ip") or "", "must be equal to `hostIP`"))
+        for i, entry in enumerate(host_ips):
+            causes += v.ip_address(entry.get("ip") or "", f"status.hostIPs[{i}]")
+        return causes
+
+    def status_strategy(self) -> StatusStrategy:
+        return PodStatusStrategy(self)
+
+    def ephemeralcontainers_strategy(self) -> DefaultingStrategy:
+        from apiserver.kinds import pod_subresources
+        return pod_subresources.EphemeralContainersStrategy(self)
+
+    def resize_strategy(self) -> DefaultingStrategy:
+        from apiserver.kinds import pod_subresources
+        return pod_subresources.ResizeStrategy(self)
+
+
+class PodStatusStrategy(StatusStrategy):
+    """pods/status: spec and owner references stay; qosClass and observedGeneration are kept."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(new, old)
+        status, old_status = new.setdefault("status", {}), old.get("status") or {}
+        if not status.get("qosClass") and old_status.get("qosClass"):
+            status["qosClass"] = old_status["qosClass"]
+        if not status.get("observedGeneration") and old_status.get("observedGeneration"):
+            status["observedGeneration"] = old_status["observedGeneration"]
+        old_generations: dict[str, list[Any]] = {}
+        for condition in old_status.get("conditions") or []:
+            old_generations.setdefault(condition.get("type"), []).append(condition.get("observedGeneration"))
+        for condition in status.get("conditions") or []:
+            queue = old_generations.get(condition.get("type")) or []
+            previous = queue.pop(0) if queue else None
+            if not condition.get("observedGeneration") and previous:
+                condition["observedGeneration"] = previous

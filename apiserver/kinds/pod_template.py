@@ -1,0 +1,87 @@
+"""What every pod-owning workload shares: template defaults, selector and template validation.
+
+Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs embed a PodTemplateSpec that gets
+the PodSpec defaults (not the Pod-only ones, nor admission's), and a metav1.LabelSelector that
+must be valid, non-empty, match the template's labels, and (apps/v1) never change. Bad values
+render as upstream's JSON: a LabelSelector in struct order, label maps with sorted keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apiserver import validation as v
+from apiserver.kinds import podspec_defaults, podspec_validation
+
+Obj = dict[str, Any]
+Causes = list[dict[str, str]]
+TEMPLATE_MISMATCH = "`selector` does not match template `labels`"
+
+
+def default(template: Any) -> None:
+    if isinstance(template, dict):
+        podspec_defaults.pod_spec(template.setdefault("spec", {}))
+
+
+def rendered_selector(selector: Any) -> Any:
+    """A LabelSelector as Go's encoding/json writes it (declaration order, empty parts omitted)."""
+    if not isinstance(selector, dict):
+        return selector
+    out: dict[str, Any] = {}
+    if selector.get("matchLabels"):
+        out["matchLabels"] = dict(sorted(selector["matchLabels"].items()))
+    if selector.get("matchExpressions"):
+        out["matchExpressions"] = [
+            {k: e[k] for k in ("key", "operator", "values") if e.get(k) not in (None, [])}
+            for e in selector["matchExpressions"]
+        ]
+    return out
+
+
+def template_labels(template: Any) -> dict[str, str]:
+    return ((template or {}).get("metadata") or {}).get("labels") or {}
+
+
+def selector_and_template(spec: Obj, kind: str, *, required: bool = True) -> Causes:
+    """Selector present, valid, non-empty and matching the template's labels; then the template."""
+    causes: Causes = []
+    selector, template = spec.get("selector"), spec.get("template")
+    if selector is None:
+        if required:
+            causes.append(v.required("spec.selector"))
+    else:
+        causes += v.label_selector(selector, "spec.selector")
+        if not selector.get("matchLabels") and not selector.get("matchExpressions"):
+            causes.append(v.invalid("spec.selector", rendered_selector(selector), f"empty selector is invalid for {kind}"))
+    labels = template_labels(template)
+    if selector is not None and (selector.get("matchLabels") or selector.get("matchExpressions")) \
+            and not v.selector_matches(selector, labels):
+        causes.append(v.invalid("spec.template.metadata.labels", dict(sorted(labels.items())), TEMPLATE_MISMATCH))
+    return causes + podspec_validation.template(template, "spec.template")
+
+
+def always_restarts(spec: Obj) -> Causes:
+    restart = (((spec.get("template") or {}).get("spec") or {}).get("restartPolicy")) or ""
+    if restart != "Always":
+        return [v.not_supported("spec.template.spec.restartPolicy", restart, ["Always"])]
+    return []
+
+
+def no_deadline(spec: Obj, kind: str) -> Causes:
+    if (((spec.get("template") or {}).get("spec") or {}).get("activeDeadlineSeconds")) is not None:
+        return [v.forbidden("spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported")]
+    return []
+
+
+def selector_unchanged(new_spec: Obj, old_spec: Obj) -> Causes:
+    """apps/v1 (and Jobs): the selector is immutable; the message carries the new selector."""
+    if new_spec.get("selector") == old_spec.get("selector"):
+        return []
+    return [v.invalid("spec.selector", rendered_selector(new_spec.get("selector")), v.FIELD_IMMUTABLE)]
+
+
+def nonnegative_fields(spec: Obj, *names: str) -> Causes:
+    causes: Causes = []
+    for name in names:
+        causes += v.nonnegative(f"spec.{name}", spec.get(name))
+    return causes

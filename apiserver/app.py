@@ -106,8 +106,7 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         counts = [(info.resource if not info.group else f"{info.resource}.{info.group}",
                    server.store.count(info.key_prefix))
                   for info in server.registry.all() if info.stored]
-        return web.Response(text=request.app[METRICS_KEY].render(counts),
-                            content_type="text/plain", charset="utf-8",
+        return web.Response(body=request.app[METRICS_KEY].render(counts).encode(),
                             headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
     if path in ("/api", "/apis"):
         return _discovery_root(request, server, legacy=path == "/api")
@@ -146,23 +145,23 @@ def _discovery_root(request: web.Request, server: Server, *, legacy: bool) -> we
             return web.Response(status=304, headers={"ETag": etag})
         return web.Response(body=discovery.aggregated(server.registry, legacy=legacy), headers={
             "Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "ETag": etag, "Vary": "Accept"})
-    body = discovery.api_versions() if legacy else discovery.api_group_list(server.registry)
+    address = request.headers.get("Host", "")
+    body = discovery.api_versions(address) if legacy else discovery.api_group_list(server.registry)
     return responses.json_response(body)
 
 
 def _openapi_document(request: web.Request, server: Server, rest: str) -> web.StreamResponse:
-    parts = rest.split("/")
-    if len(parts) == 2 and parts[0] == "api":
-        group, version_ = "", parts[1]
-    elif len(parts) == 3 and parts[0] == "apis":
-        group, version_ = parts[1], parts[2]
-    else:
+    found = openapi.document(server.registry, rest)
+    if found is None:
         raise errors.route_not_found()
-    document = openapi.group_version(server.registry, group, version_)
-    if document is None:
-        raise errors.route_not_found()
-    return web.Response(body=document, content_type="application/json",
-                        headers={"Cache-Control": "public, immutable" if "hash" in request.query else "no-cache"})
+    body, digest = found
+    etag = f'"{digest}"'
+    # With ?hash= the URL names one immutable document (kube's own caching contract).
+    cache = "public, immutable" if request.query.get("hash") == digest else "no-cache, private"
+    headers = {"ETag": etag, "Cache-Control": cache, "Vary": "Accept"}
+    if request.headers.get("If-None-Match") == etag:
+        return web.Response(status=304, headers=headers)
+    return web.Response(body=body, content_type="application/json", headers=headers)
 
 
 # -- resource paths -----------------------------------------------------------------------

@@ -177,7 +177,7 @@ def _check_preconditions(ep: Endpoint, name: str, obj: dict[str, Any], opts: Del
 
 def result_body(ep: Endpoint, obj: dict[str, Any]) -> dict[str, Any]:
     """What a finished DELETE answers: the object for some kinds, a Success Status for the rest."""
-    if (ep.resource.group, ep.resource.resource) in RETURNS_OBJECT or ep.resource.schema is None:
+    if (ep.resource.group, ep.resource.resource) in RETURNS_OBJECT or not ep.resource.builtin:
         return obj
     details: dict[str, Any] = {"name": obj["metadata"].get("name", "")}
     if ep.resource.group:

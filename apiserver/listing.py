@@ -15,7 +15,7 @@ import msgspec
 
 from apiserver import errors, fields, labels
 from apiserver.context import Endpoint
-from storage import Record, errors as storage_errors
+from storage import Record, continue_tokens, errors as storage_errors
 
 _PAGE = 500
 
@@ -160,7 +160,7 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
                 records.append(record)
                 if sel.limit and len(records) >= sel.limit and index + 1 < len(result.records):
                     # Stop mid-chunk: the next page starts after this record.
-                    token = store.continue_after(record.key, result.revision, prefix)
+                    token = continue_tokens.encode(result.revision, record.key[len(prefix):])
                     taken_all = False
                     break
             if taken_all:

@@ -21,27 +21,29 @@ from apiserver.strategy import Strategy
 from storage import errors as storage_errors
 
 
-def _parse(ep: Endpoint, media: str, body: bytes) -> Any:
-    if media == bodies.JSON_PATCH:
-        try:
+def _parse(media: str, body: bytes) -> Any:
+    try:
+        if media == bodies.JSON_PATCH:
             return json_patch.parse(body)
-        except PatchError as exc:
-            raise errors.bad_request(str(exc)) from None
-    if media == bodies.APPLY_PATCH:
-        patch = bodies.decode_yaml(body)
-    else:
-        patch = bodies.decode_json(body)
+        if media == bodies.MERGE_PATCH:
+            return merge_patch.parse(body)
+        if media == bodies.STRATEGIC_MERGE_PATCH:
+            return strategic_merge.parse(body)
+    except PatchError as exc:
+        raise from_patch_error(exc) from None
+    patch = bodies.decode_yaml(body)  # apply-patch+yaml: kubectl sends JSON, which is YAML too
     if not isinstance(patch, dict):
-        raise errors.bad_request(
-            "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct "
-            "{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }"
-            if media == bodies.APPLY_PATCH else "the request body is not a JSON object"
-        )
+        raise errors.bad_request("error decoding YAML: the body of an apply patch must be an object")
     return patch
 
 
+def from_patch_error(exc: PatchError) -> errors.APIError:
+    """The Status kube answers for a patch that cannot be parsed or applied (see PatchError)."""
+    return errors.APIError(exc.code, exc.reason, exc.status_message, exc.details)
+
+
 def _accepted(ep: Endpoint) -> tuple[str, ...]:
-    if ep.resource.schema is None:  # custom resources: no strategic merge (kube answers 415)
+    if not ep.resource.builtin:  # custom resources: no strategic merge (kube answers 415)
         return (bodies.JSON_PATCH, bodies.MERGE_PATCH, bodies.APPLY_PATCH)
     return (bodies.JSON_PATCH, bodies.MERGE_PATCH, bodies.STRATEGIC_MERGE_PATCH, bodies.APPLY_PATCH)
 
@@ -56,7 +58,7 @@ def _apply(ep: Endpoint, media: str, patch: Any, current: dict[str, Any]) -> dic
             return strategic_merge.apply(current, patch, ep.resource.schema or {})
         return apply_merge.apply(current, patch, ep.resource.schema)
     except PatchError as exc:
-        raise errors.APIError(422, "Invalid", str(exc)) from None
+        raise from_patch_error(exc) from None
 
 
 async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | None = None,
@@ -64,7 +66,7 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
     media = bodies.media_type(request)
     if media not in _accepted(ep):
         raise errors.unsupported_media_type(media, _accepted(ep))
-    patch = _parse(ep, media, await bodies.read(request))
+    patch = _parse(media, await bodies.read(request))
     name = ep.request_info.name
     query = request.query
     agent = request.headers.get("User-Agent", "")

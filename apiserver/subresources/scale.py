@@ -13,7 +13,7 @@ from aiohttp import web
 
 from apiserver import bodies, errors, labels, responses, schemas
 from apiserver.context import Endpoint
-from apiserver.handlers import update
+from apiserver.handlers import patch as patch_handler, update
 from apiserver.patching import PatchError, json_patch, merge_patch, strategic_merge
 
 SCALED = frozenset({("apps", "deployments"), ("apps", "replicasets"), ("apps", "statefulsets"),
@@ -79,13 +79,13 @@ async def patch(ep: Endpoint, request: web.Request) -> web.StreamResponse:
         if media == bodies.JSON_PATCH:
             scale = json_patch.apply(scale, json_patch.parse(body))
         elif media == bodies.MERGE_PATCH:
-            scale = merge_patch.apply(scale, bodies.decode_json(body))
+            scale = merge_patch.apply(scale, merge_patch.parse(body))
         elif media == bodies.STRATEGIC_MERGE_PATCH:
-            scale = strategic_merge.apply(scale, bodies.decode_json(body),
-                                          schemas.for_kind("autoscaling", "v1", "Scale") or {})
+            scale = strategic_merge.apply(scale, strategic_merge.parse(body),
+                                          schemas.for_kind("autoscaling", "v1", "Scale"))
         else:
             raise errors.unsupported_media_type(media, (bodies.JSON_PATCH, bodies.MERGE_PATCH,
                                                         bodies.STRATEGIC_MERGE_PATCH))
     except PatchError as exc:
-        raise errors.APIError(422, "Invalid", str(exc)) from None
+        raise patch_handler.from_patch_error(exc) from None
     return await _write(ep, request, scale)

@@ -1,0 +1,89 @@
+"""Shared fixtures: a real `haru up` process and the real clients pointed at it.
+
+`haru` starts the server exactly as a user does (`python -m cluster.cli up`, HTTPS, a fresh data
+dir, a random port) and yields a `Cluster` with its kubeconfig; `kubectl(...)` runs the real
+kubectl v1.36.3 against it. The process is stopped by the fixture that started it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests import realclients
+
+ROOT = Path(__file__).resolve().parent.parent
+_SERVING = re.compile(r"haru is serving (\S+); kubeconfig: (\S+)")
+
+
+@dataclass
+class Cluster:
+    url: str
+    kubeconfig: str
+    data_dir: str
+    process: subprocess.Popen[str]
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": self.data_dir, **(env or {})}
+        result = subprocess.run([realclients.kubectl(), *args], input=input, capture_output=True, text=True,
+                                timeout=timeout, env=full_env)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": self.data_dir,
+               "HELM_CACHE_HOME": os.path.join(self.data_dir, "helm-cache"),
+               "HELM_CONFIG_HOME": os.path.join(self.data_dir, "helm-config"),
+               "HELM_DATA_HOME": os.path.join(self.data_dir, "helm-data")}
+        result = subprocess.run([realclients.helm(), *args], capture_output=True, text=True, timeout=timeout, env=env)
+        if check and result.returncode != 0:
+            raise AssertionError(f"helm {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+
+def start_haru(data_dir: str, *extra: str, timeout: float = 30) -> Cluster:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "cluster.cli", "up", "--data-dir", data_dir, "--port", "0", *extra],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + timeout
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        match = _SERVING.search(line)
+        if match:
+            return Cluster(match.group(1), match.group(2), data_dir, process)
+    process.kill()
+    _, err = process.communicate(timeout=5)
+    raise AssertionError(f"haru up did not start:\n{err}")
+
+
+def stop_haru(cluster: Cluster) -> None:
+    cluster.process.send_signal(signal.SIGTERM)
+    try:
+        cluster.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        cluster.process.kill()
+        cluster.process.wait()
+
+
+@pytest.fixture(scope="module")
+def haru(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    cluster = start_haru(str(tmp_path_factory.mktemp("haru")))
+    try:
+        yield cluster
+    finally:
+        stop_haru(cluster)

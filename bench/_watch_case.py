@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bench import _timing
@@ -31,21 +31,20 @@ class WatchResult:
     deliveries: int
     complete_watchers: int
     before_ack: int
-    from_ack: list[float] = field(repr=False)
-    from_issue: list[float] = field(repr=False)
+    p50_ack_ms: float
+    p99_ack_ms: float
+    max_ack_ms: float
+    p99_issue_ms: float
     problems: list[str]
-
-    def p(self, pct: float, from_issue: bool = False) -> float:
-        return _timing.percentile(self.from_issue if from_issue else self.from_ack, pct) * 1e3
 
     def describe(self) -> str:
         return (
             f"{self.watchers:,} watchers x {self.writes:,} writes at {self.achieved_rate:,.0f}/s "
             f"(offered {self.offered_rate:,.0f}/s); {self.deliveries:,} deliveries, "
             f"{self.complete_watchers}/{self.watchers} watchers got every event in order; "
-            f"ack->delivered p50 {self.p(50):.2f} ms, p99 {self.p(99):.2f} ms, max {self.p(100):.1f} ms "
-            f"({self.before_ack:,} delivered before the ack, counted as 0); "
-            f"issue->delivered p99 {self.p(99, True):.2f} ms"
+            f"ack->delivered p50 {self.p50_ack_ms:.2f} ms, p99 {self.p99_ack_ms:.2f} ms, "
+            f"max {self.max_ack_ms:.1f} ms ({self.before_ack:,} delivered before the ack, counted as 0); "
+            f"issue->delivered p99 {self.p99_issue_ms:.2f} ms"
         )
 
 
@@ -128,8 +127,11 @@ def _summarize(
                 f"watcher {index}: {len(seen)} events, {missing} missing, "
                 f"in order: {seen == sorted(set(seen))}"
             )
+    from_ack.sort()
+    ms = lambda pct: _timing.percentile(from_ack, pct) * 1e3  # noqa: E731
     return WatchResult(
         watchers=len(logs), writes=writes, offered_rate=rate, achieved_rate=achieved,
         deliveries=len(from_ack), complete_watchers=complete, before_ack=before_ack,
-        from_ack=from_ack, from_issue=from_issue, problems=problems,
+        p50_ack_ms=ms(50), p99_ack_ms=ms(99), max_ack_ms=ms(100),
+        p99_issue_ms=_timing.percentile(from_issue, 99) * 1e3, problems=problems,
     )

@@ -1,0 +1,118 @@
+"""Write latency while compaction runs, against the same paced writes without it (haru only).
+
+`bench.storage` gives this case its own store, opened with a retention large enough that the
+store never compacts on its own, and fills it with a long history of durable writes. Then, in
+alternating rounds, paced open-loop writes run with no compaction (baseline) and while a
+background task compacts the next slice of that history steadily over the window (`Store.compact`
+to a target that advances every 50 ms, so the work is spread over the window instead of finishing
+in its first fraction of a second). Alternating rounds keep a noisy neighbour on this shared
+machine from landing on one side only. Only writes issued before a slice finished count as "during".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench import _timing, _write_cases
+from bench._haru_side import HaruSide
+
+TICK_SECONDS = 0.05
+
+
+@dataclass
+class CompactionResult:
+    history: int
+    build_seconds: float
+    baseline: list[float]  # seconds per write
+    during: list[float]  # seconds per write issued while compaction ran
+    during_total: int  # writes issued in the second window, overlapping or not
+    compaction_seconds: float
+    compacted_events: int
+    rounds: int
+
+    @property
+    def baseline_p99_ms(self) -> float:
+        return _timing.percentile(self.baseline, 99) * 1e3
+
+    @property
+    def during_p99_ms(self) -> float:
+        return _timing.percentile(self.during, 99) * 1e3
+
+    def describe(self) -> str:
+        ms = lambda values, pct: _timing.percentile(values, pct) * 1e3  # noqa: E731
+        return (
+            f"history {self.history:,} events (built in {self.build_seconds:.1f} s); compacted "
+            f"{self.compacted_events:,} events over {self.compaction_seconds:.2f} s in {TICK_SECONDS * 1e3:.0f} ms "
+            f"ticks, {self.rounds} rounds alternating with the baseline; {len(self.during):,} of {self.during_total:,} paced writes overlapped it; "
+            f"without: p50 {ms(self.baseline, 50):.2f} ms, p99 {ms(self.baseline, 99):.2f} ms, "
+            f"max {ms(self.baseline, 100):.1f} ms; with: p50 {ms(self.during, 50):.2f} ms, "
+            f"p99 {ms(self.during, 99):.2f} ms, max {ms(self.during, 100):.1f} ms"
+        )
+
+
+async def measure_compaction(
+    side: HaruSide,
+    history_items: Iterable[tuple[str, dict[str, Any]]],
+    baseline_items: Sequence[tuple[str, dict[str, Any]]],
+    during_items: Sequence[tuple[str, dict[str, Any]]],
+    rate: float,
+    rounds: int,
+) -> CompactionResult:
+    store = side.store
+    built = await _write_cases.measure_writes(side.put, history_items, in_flight=64)
+    first, mark = store.compacted_revision, store.revision
+
+    baseline: list[float] = []
+    during: list[float] = []
+    compaction_seconds = 0.0
+    per_round = len(during_items) // rounds
+    for r in range(rounds):
+        chunk = slice(r * per_round, (r + 1) * per_round)
+        baseline += [latency for _, latency in await _paced_latencies(side, baseline_items[chunk], rate)]
+
+        slice_from = first + (mark - first) * r // rounds
+        slice_to = first + (mark - first) * (r + 1) // rounds
+        compactor = asyncio.ensure_future(
+            _steady_compaction(side, slice_from, slice_to, per_round / rate)
+        )
+        timed = await _paced_latencies(side, during_items[chunk], rate)
+        started, ended = await compactor
+        compaction_seconds += ended - started
+        during += [latency for issued, latency in timed if issued < ended]
+    if store.compacted_revision < mark:
+        raise AssertionError(f"compaction stopped at {store.compacted_revision}, asked for {mark}")
+    return CompactionResult(
+        history=built.count, build_seconds=built.seconds, baseline=baseline, during=during,
+        during_total=per_round * rounds, compaction_seconds=compaction_seconds,
+        compacted_events=mark - first, rounds=rounds,
+    )
+
+
+async def _steady_compaction(side: HaruSide, first: int, mark: int, window: float) -> tuple[float, float]:
+    """Advance the compaction target from `first` to `mark` evenly over `window` seconds."""
+    ticks = max(1, int(window / TICK_SECONDS))
+    started = time.perf_counter()
+    for tick in range(1, ticks + 1):
+        await _timing.sleep_until(started + (tick - 1) * TICK_SECONDS)
+        await side.store.compact(first + (mark - first) * tick // ticks)
+    return started, time.perf_counter()
+
+
+async def _paced_latencies(
+    side: HaruSide, items: Sequence[tuple[str, dict[str, Any]]], rate: float
+) -> list[tuple[float, float]]:
+    """(issue time, latency) of each write, started open-loop at `rate` per second."""
+    perf = time.perf_counter
+
+    async def one(i: int) -> tuple[float, float]:
+        key, obj = items[i]
+        issued = perf()
+        await side.put(key, obj)
+        return issued, perf() - issued
+
+    results, _ = await _timing.paced_open_loop(rate, len(items), one)
+    return results

@@ -15,7 +15,7 @@ import time
 import uuid
 from typing import Any, Mapping
 
-from apiserver import bodies, errors, field_validation, managed_fields
+from apiserver import bodies, errors, field_validation, managed_fields, type_check
 from apiserver.context import Endpoint
 from apiserver.strategy import Strategy
 
@@ -76,7 +76,10 @@ def namespace_lifecycle(ep: Endpoint, name: str) -> None:
 
 
 def prune(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str]) -> list[str]:
+    """Decode-time checks: wrong JSON types (400), then unknown fields per fieldValidation."""
     how = field_validation.directive(query)
+    if ep.resource.builtin:
+        type_check.check(obj, ep.resource.group, ep.resource.version, ep.resource.kind)
     unknown = field_validation.prune(obj, ep.resource.schema)
     return field_validation.report(unknown, how, ep.resource.kind, ep.resource.version)
 

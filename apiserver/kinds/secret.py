@@ -31,10 +31,16 @@ def base64_error(value: str) -> int | None:
     text = value.replace("\r", "").replace("\n", "")
     for i, ch in enumerate(text):
         if ch == "=":
-            tail = text[i:]
-            if i % 4 < 2 or tail.strip("=") or len(text) % 4 or (i % 4 == 2 and tail != "=="):
+            if i % 4 < 2:
                 return i
-            return None
+            end = i + 1
+            if i % 4 == 2:
+                if end == len(text):
+                    return end  # "==" expected, input ended
+                if text[end] != "=":
+                    return i
+                end += 1
+            return end if end < len(text) else None  # anything after the padding is an error
         if ch not in _BASE64:
             return i
     return None if len(text) % 4 == 0 else len(text) - len(text) % 4

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from apiserver import validation as v
-from apiserver.kinds import service_allocation, service_validation
+from apiserver.kinds import service_allocation, service_policies, service_validation
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
@@ -48,7 +48,7 @@ class ServiceStrategy(DefaultingStrategy):
             if port.get("targetPort") in (None, 0, ""):
                 port["targetPort"] = port.get("port")
         kind = spec["type"]
-        if service_validation.externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
+        if service_policies.externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
             spec["externalTrafficPolicy"] = "Cluster"
         if spec.get("internalTrafficPolicy") is None and kind in ("ClusterIP", "NodePort", "LoadBalancer"):
             spec["internalTrafficPolicy"] = "Cluster"
@@ -95,10 +95,18 @@ class ServiceStrategy(DefaultingStrategy):
                     port.pop("nodePort", None)
         super().prepare_for_update(new, old)
 
-    def allocate(self, obj: Obj, *, used_cluster_ips: Iterable[str], used_node_ports: Iterable[int]) -> Causes:
-        """Fill in a cluster IP and node ports; causes for requested values that cannot be had."""
+    def allocate(self, obj: Obj, *, used_cluster_ips: Iterable[str], used_node_ports: Iterable[int],
+                 old: Obj | None = None) -> Causes:
+        """Fill in a cluster IP and node ports; causes for requested values that cannot be had.
+
+        On update pass the stored object as `old`: what it holds is not "in use" by someone else.
+        """
         spec = obj.setdefault("spec", {})
         used_ips, used_ports = set(used_cluster_ips), set(used_node_ports)
+        if old is not None:
+            old_ips, old_ports = used_values([old])
+            used_ips -= old_ips
+            used_ports -= old_ports
         causes: Causes = []
         if spec.get("type") != "ExternalName" and spec.get("clusterIP") != "None":
             if spec.get("clusterIP"):

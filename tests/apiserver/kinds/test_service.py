@@ -164,3 +164,15 @@ def test_service_warnings(spec, expected):
     s = services()
     svc = created(s, a_service(**spec))
     assert s.warnings(svc) == expected
+
+
+def test_on_update_the_service_s_own_values_are_not_in_use_by_others():
+    s = services()
+    old = created(s, a_service(type="NodePort", clusterIP="10.96.0.50", ports=[{"port": 80, "nodePort": 30050}]))
+    new = edited(old)
+    new["spec"]["ports"].append({"name": "b", "port": 81})
+    new["spec"]["ports"][0]["name"] = "a"
+    assert update(s, new, old) == []
+    used_ips, used_ports = service.used_values([old, {"spec": {"clusterIPs": ["10.96.0.60"], "ports": [{"nodePort": 30086}]}}])
+    assert s.allocate(new, used_cluster_ips=used_ips, used_node_ports=used_ports, old=old) == []
+    assert [p["nodePort"] for p in new["spec"]["ports"]] == [30050, 30087]

@@ -48,9 +48,8 @@ class DaemonSetStrategy(DefaultingStrategy):
         causes = super().validate(obj)
         selector = spec.get("selector")
         causes += v.label_selector(selector, "spec.selector")
-        labels = pod_template.template_labels(spec.get("template"))
-        if selector is None or not v.selector_matches(selector, labels):
-            causes.append(v.invalid("spec.template.metadata.labels", dict(sorted(labels.items())), pod_template.TEMPLATE_MISMATCH))
+        if selector is None or not v.selector_matches(selector, pod_template.template_labels(spec.get("template"))):
+            causes.append(pod_template.mismatch("spec.template.metadata.labels", spec.get("template")))
         if selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions"):
             causes.append(v.invalid("spec.selector", pod_template.rendered_selector(selector), "empty selector is invalid for daemonset"))
         causes += podspec_validation.template(spec.get("template"), "spec.template")

@@ -53,21 +53,21 @@ def job_spec(spec: Obj, path: str, *, require_selector: bool) -> Causes:
             causes.append(v.required(f"{path}.completions", "when completion mode is Indexed"))
         elif spec["completions"] > 100000 and spec.get("backoffLimitPerIndex") is None:
             causes.append(v.invalid(f"{path}.completions", spec["completions"], "must be less than or equal to 100000 when completion mode is Indexed"))
-    selector, template = spec.get("selector"), spec.get("template")
-    if selector is None:
-        if require_selector:
-            causes.append(v.required(f"{path}.selector"))
-    else:
-        causes += v.label_selector(selector, f"{path}.selector")
-        labels = pod_template.template_labels(template)
-        if not v.selector_matches(selector, labels):
-            causes.append(v.invalid(f"{path}.template.metadata.labels", dict(sorted(labels.items())), pod_template.TEMPLATE_MISMATCH))
+    template = spec.get("template")
     causes += podspec_validation.template(template, f"{path}.template")
     restart = ((template or {}).get("spec") or {}).get("restartPolicy") or ""
     if restart not in ("OnFailure", "Never"):
         causes.append(v.not_supported(f"{path}.template.spec.restartPolicy", restart, ["OnFailure", "Never"]))
     elif restart == "OnFailure" and spec.get("podFailurePolicy") is not None:
         causes.append(v.invalid(f"{path}.template.spec.restartPolicy", restart, 'only "Never" is supported when podFailurePolicy is specified'))
+    selector = spec.get("selector")
+    if require_selector:  # a Job's own spec; a CronJob's job template has its selector generated later
+        if selector is None:
+            causes.append(v.required(f"{path}.selector"))
+        else:
+            causes += v.label_selector(selector, f"{path}.selector")
+        if selector is None or not v.selector_matches(selector, pod_template.template_labels(template)):
+            causes.append(pod_template.mismatch(f"{path}.template.metadata.labels", template))
     return causes
 
 

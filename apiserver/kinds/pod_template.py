@@ -42,6 +42,16 @@ def template_labels(template: Any) -> dict[str, str]:
     return ((template or {}).get("metadata") or {}).get("labels") or {}
 
 
+def rendered_labels(template: Any) -> dict[str, str] | None:
+    """Template labels as the bad value of a mismatch: sorted like a Go map, null when absent."""
+    labels = ((template or {}).get("metadata") or {}).get("labels")
+    return None if labels is None else dict(sorted(labels.items()))
+
+
+def mismatch(path: str, template: Any) -> dict[str, str]:
+    return v.invalid(path, rendered_labels(template), TEMPLATE_MISMATCH)
+
+
 def selector_and_template(spec: Obj, kind: str, *, required: bool = True) -> Causes:
     """Selector present, valid, non-empty and matching the template's labels; then the template."""
     causes: Causes = []
@@ -53,10 +63,10 @@ def selector_and_template(spec: Obj, kind: str, *, required: bool = True) -> Cau
         causes += v.label_selector(selector, "spec.selector")
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             causes.append(v.invalid("spec.selector", rendered_selector(selector), f"empty selector is invalid for {kind}"))
-    labels = template_labels(template)
-    if selector is not None and (selector.get("matchLabels") or selector.get("matchExpressions")) \
-            and not v.selector_matches(selector, labels):
-        causes.append(v.invalid("spec.template.metadata.labels", dict(sorted(labels.items())), TEMPLATE_MISMATCH))
+    # A missing selector converts to "select nothing", which no template matches (upstream reports both).
+    if selector is None or ((selector.get("matchLabels") or selector.get("matchExpressions"))
+                            and not v.selector_matches(selector, template_labels(template))):
+        causes.append(mismatch("spec.template.metadata.labels", template))
     return causes + podspec_validation.template(template, "spec.template")
 
 

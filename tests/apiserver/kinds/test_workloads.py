@@ -140,3 +140,11 @@ def test_a_daemonset_template_change_bumps_the_template_generation():
     assert update(s, new, old) == []
     assert new["metadata"]["annotations"]["deprecated.daemonset.template.generation"] == "2"
     assert new["metadata"]["generation"] == 2
+
+
+def test_a_missing_selector_also_reports_the_template_mismatch_as_upstream_does():
+    body = workload("Deployment")
+    body["spec"].pop("selector")
+    assert messages(create(apps("Deployment"), body)) == [
+        "spec.selector: Required value",
+        'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`']

@@ -15,7 +15,7 @@ import time
 import uuid
 from typing import Any, Mapping
 
-from apiserver import bodies, errors, field_validation, managed_fields, type_check
+from apiserver import allocations, bodies, errors, field_validation, managed_fields, type_check
 from apiserver.context import Endpoint
 from apiserver.strategy import Strategy
 
@@ -104,9 +104,10 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now()
     meta.pop("generation", None)
-    strategy.prepare_for_create(obj)
+    # Defaults first: kube applies them when it decodes, before any strategy hook runs.
     strategy.default(obj)
-    causes = strategy.validate(obj)
+    strategy.prepare_for_create(obj)
+    causes = allocations.allocate(ep, obj, None) or strategy.validate(obj)
     if causes:
         raise invalid(ep, obj, causes)
     warnings += _strategy_warnings(strategy, obj)
@@ -126,9 +127,11 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     warnings = prune(ep, new, query)
     meta, old_meta = new["metadata"], old["metadata"]
     # Server-owned metadata a client may leave out is carried over (rest.BeforeUpdate).
-    for key in ("uid", "creationTimestamp"):
-        if not meta.get(key) and old_meta.get(key):
-            meta[key] = old_meta[key]
+    # creationTimestamp is the server's; a client's copy may be formatted differently (+00:00).
+    if old_meta.get("creationTimestamp"):
+        meta["creationTimestamp"] = old_meta["creationTimestamp"]
+    if not meta.get("uid") and old_meta.get("uid"):
+        meta["uid"] = old_meta["uid"]
     for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
         if key in old_meta:
             meta[key] = old_meta[key]
@@ -139,9 +142,9 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     meta.pop("generation", None)
     if "generation" in old_meta:
         meta["generation"] = old_meta["generation"]
-    strategy.prepare_for_update(new, old)
     strategy.default(new)
-    causes = strategy.validate_update(new, old)
+    strategy.prepare_for_update(new, old)
+    causes = (allocations.allocate(ep, new, old) if not subresource else []) or strategy.validate_update(new, old)
     if causes:
         raise invalid(ep, new, causes)
     warnings += _strategy_warnings(strategy, new)

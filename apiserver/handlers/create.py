@@ -7,9 +7,11 @@ collision, as 1.36 does. Called by `app.py` for verb `create` on a stored resour
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 
-from apiserver import bodies, errors, responses, writing
+from apiserver import allocations, bodies, errors, responses, writing
 from apiserver.context import Endpoint
 from storage import errors as storage_errors
 
@@ -19,11 +21,19 @@ _NAME_RETRIES = 7
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     obj = await bodies.read_object(request)
     dry_run = writing.dry_run(request.query)
-    warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))
+    try:
+        warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))
+        writing.namespace_lifecycle(ep, obj["metadata"]["name"])
+        if dry_run:
+            return responses.json_response(obj, status=201, warnings=warnings)
+        return await _store(ep, obj, warnings)
+    finally:
+        allocations.release(ep, (obj.get("metadata") or {}).get("name", ""))
+
+
+async def _store(ep: Endpoint, obj: dict[str, Any], warnings: list[str]) -> web.StreamResponse:
+    """Create, drawing a new generated name on a collision when the name came from generateName."""
     meta = obj["metadata"]
-    writing.namespace_lifecycle(ep, meta["name"])
-    if dry_run:
-        return responses.json_response(obj, status=201, warnings=warnings)
     generate = bool(meta.get("generateName")) and meta["name"].startswith(meta["generateName"])
     for attempt in range(_NAME_RETRIES + 1):
         try:

@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import bodies, deletion, errors, responses, writing
+from apiserver import allocations, bodies, deletion, errors, responses, writing
 from apiserver.context import Endpoint
 from apiserver.handlers.update import DryRunResult, copy
 from apiserver.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge
@@ -117,5 +117,7 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
         return responses.json_response(result.obj, status=201 if result.created else 200, warnings=warnings)
     except storage_errors.StorageError as exc:
         raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
+    finally:
+        allocations.release(ep, name)
     await deletion.finish_if_finalized(ep, record)
     return responses.bytes_response(record.value, status=201 if created else 200, warnings=warnings)

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from apiserver import bodies, deletion, errors, responses, writing
+from apiserver import allocations, bodies, deletion, errors, responses, writing
 from apiserver.context import Endpoint
 from apiserver.strategy import Strategy
 from storage import errors as storage_errors
@@ -87,5 +87,7 @@ async def replace(ep: Endpoint, request: web.Request, new: dict[str, Any], *, st
         return responses.json_response(result.obj, status=201 if result.created else 200, warnings=warnings)
     except storage_errors.StorageError as exc:
         raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
+    finally:
+        allocations.release(ep, name)
     await deletion.finish_if_finalized(ep, record)
     return responses.bytes_response(record.value, status=201 if created else 200, warnings=warnings)

@@ -136,16 +136,16 @@ def test_apply_twice_creates_then_merges(haru: Cluster) -> None:
 
 def test_apply_server_side_and_diff(haru: Cluster) -> None:
     ns = _ns(haru, "ssa")
-    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v1\n"
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: one\n"
     out = haru.kubectl("-n", ns, "apply", "--server-side", "-f", "-", input=cm)
     assert "configmap/c serverside-applied" in out.stdout
     obj = json.loads(haru.kubectl("-n", ns, "get", "cm", "c", "-o", "json", "--show-managed-fields").stdout)
     managers = {(m["manager"], m["operation"]) for m in obj["metadata"]["managedFields"]}
     assert ("kubectl", "Apply") in managers
-    diff = haru.kubectl("-n", ns, "diff", "-f", "-", input=cm.replace("v1", "v2"), check=False)
-    assert diff.returncode == 1 and "-  k: v1" in diff.stdout and "+  k: v2" in diff.stdout
-    same = haru.kubectl("-n", ns, "diff", "-f", "-", input=cm, check=False)
-    assert same.returncode == 0
+    diff = haru.kubectl("-n", ns, "diff", "-f", "-", input=cm.replace("one", "two"), check=False)
+    assert diff.returncode == 1 and "-  k: one" in diff.stdout and "+  k: two" in diff.stdout
+    same = haru.kubectl("-n", ns, "diff", "--server-side", "-f", "-", input=cm, check=False)
+    assert same.returncode == 0, same.stdout + same.stderr
 
 
 def test_patch_in_all_types_label_annotate_scale(haru: Cluster) -> None:
@@ -247,8 +247,9 @@ def test_raw_metrics_and_auth(haru: Cluster) -> None:
 def test_errors_come_back_as_kube_status(haru: Cluster) -> None:
     missing = haru.kubectl("get", "pod", "nosuch", check=False)
     assert missing.returncode == 1 and 'Error from server (NotFound): pods "nosuch" not found' in missing.stderr
-    haru.kubectl("create", "configmap", "dup")
-    dup = haru.kubectl("create", "configmap", "dup", check=False)
-    assert 'Error from server (AlreadyExists): configmaps "dup" already exists' in dup.stderr
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\n"
+    haru.kubectl("create", "-f", "-", input=manifest)
+    dup = haru.kubectl("create", "-f", "-", input=manifest, check=False)
+    assert 'Error from server (AlreadyExists)' in dup.stderr and 'configmaps "dup" already exists' in dup.stderr
     nons = haru.kubectl("-n", "nowhere", "create", "configmap", "x", check=False)
     assert 'namespaces "nowhere" not found' in nons.stderr

@@ -1,0 +1,116 @@
+"""Request cases of `bench.apiserver` against a running `haru up --http`: GET, create, LIST.
+
+Each function measures one thing from this process (aiohttp) or through `bench._load` (wrk when
+present) and returns plain figures; `bench.apiserver` turns them into rows. Nothing here starts
+or seeds a server: that is `bench._server_process` and `bench._api_seed`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from bench import _load, _timing
+from bench._api_seed import running_pod
+
+_JSON = {"Accept": "application/json"}
+_JSON_BODY = {"Accept": "application/json", "Content-Type": "application/json"}
+_NAME_MARK = "@@NAME@@"
+
+
+# -- GET one object, many connections ----------------------------------------------------
+async def measure_get(url: str, *, connections: int, seconds: float, warmup: float, use_wrk: bool) -> _load.LoadResult:
+    if warmup > 0:
+        await _load.get_load(url, connections=connections, seconds=warmup, use_wrk=use_wrk)
+    return await _load.get_load(url, connections=connections, seconds=seconds, use_wrk=use_wrk)
+
+
+# -- create, many clients ---------------------------------------------------------------
+def pod_to_create(namespace: str) -> tuple[bytes, bytes]:
+    """A Pod as a ReplicaSet would POST it, split around its name: (before, after)."""
+    pod = running_pod(0, 0)
+    pod.pop("status")
+    meta = pod["metadata"]
+    for server_owned in ("uid", "creationTimestamp"):
+        meta.pop(server_owned)
+    meta["name"] = _NAME_MARK
+    meta["namespace"] = namespace
+    pod["spec"].pop("nodeName")  # unscheduled, as created
+    before, after = msgspec.json.encode(pod).split(_NAME_MARK.encode())
+    return before, after
+
+
+@dataclass
+class CreateResult:
+    load: _load.LoadResult
+    stored: int  # pods the namespace holds afterwards, by a LIST
+
+    @property
+    def per_second(self) -> float:
+        return self.load.ok_per_second
+
+
+async def measure_creates(base: str, namespace: str, *, connections: int, seconds: float,
+                          use_wrk: bool) -> CreateResult:
+    before, after = pod_to_create(namespace)
+    url = f"{base}/api/v1/namespaces/{namespace}/pods"
+    # One create first, so a body the server rejects is an error with its Status, not a 0/s row.
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, data=before + b"preflight" + after, headers=_JSON_BODY) as resp:
+            if resp.status != 201:
+                raise RuntimeError(f"creating a pod answered {resp.status}: {(await resp.read())[:1000]!r}")
+    load = await _load.post_load(url, before, after, connections=connections, seconds=seconds,
+                                 name_prefix="created-", use_wrk=use_wrk)
+    return CreateResult(load, await count(base, f"/api/v1/namespaces/{namespace}/pods"))
+
+
+async def count(base: str, path: str) -> int:
+    """Objects in a collection: one LIST with limit=1 and its remainingItemCount."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{base}{path}?limit=1", headers=_JSON) as resp:
+            body = await resp.json()
+    return len(body["items"]) + int(body["metadata"].get("remainingItemCount", 0))
+
+
+# -- LIST -------------------------------------------------------------------------------
+@dataclass
+class ListResult:
+    path: str
+    latencies: list[float]  # seconds, request sent → whole body read
+    items: int
+    body_bytes: int
+
+    @property
+    def p50_ms(self) -> float:
+        return _timing.percentile(self.latencies, 50) * 1e3
+
+    def describe(self) -> str:
+        return (f"GET {self.path}: {self.items:,} items, {self.body_bytes / 1e6:,.1f} MB JSON; {len(self.latencies)} "
+                f"timed requests, p50 {self.p50_ms:.1f} ms, min {min(self.latencies) * 1e3:.1f} ms, "
+                f"max {max(self.latencies) * 1e3:.1f} ms (client time to the last byte, one request at a time)")
+
+
+async def measure_list(base: str, path: str, *, repeats: int) -> ListResult:
+    """Time `repeats` sequential LISTs after one untimed warm-up; check the item count once."""
+    url = f"{base}{path}"
+    latencies = []
+    connector = aiohttp.TCPConnector(limit=1)
+    async with aiohttp.ClientSession(connector=connector, read_bufsize=1 << 20) as session:
+        async with session.get(url, headers=_JSON) as resp:
+            body = await resp.read()
+            if resp.status != 200:
+                raise RuntimeError(f"LIST {path} answered {resp.status}: {body[:500]!r}")
+        decoded: Any = msgspec.json.decode(body)
+        items = len(decoded["items"])
+        size = len(body)
+        del decoded, body
+        for _ in range(repeats):
+            started = time.perf_counter()
+            async with session.get(url, headers=_JSON) as resp:
+                await resp.read()
+            latencies.append(time.perf_counter() - started)
+    return ListResult(path, latencies, items, size)

@@ -13,6 +13,8 @@ from typing import Any
 import aetcd
 import msgspec
 
+from bench._watch_case import DeliveryLog
+
 # gRPC's default 4 MB receive limit breaks a 10k-object range (measurements.md 1.6).
 CLIENT_OPTIONS = {"grpc.max_receive_message_length": 512 << 20}
 
@@ -43,18 +45,18 @@ class EtcdSide:
         result = await self.client.get_prefix(prefix.encode())
         return list(result)
 
-    async def watch_into(self, prefix: str, start_revision: int, log: list[tuple[float, list[int]]]) -> None:
-        """Watch events after `start_revision` until cancelled, logging (time, [revision]) per event.
+    async def watch_into(self, prefix: str, start_revision: int, log: DeliveryLog) -> None:
+        """Watch events after `start_revision` until cancelled, recording each event's arrival.
 
-        aetcd hands events over one at a time (all watches share one gRPC stream), so each log
-        entry holds one revision.
+        aetcd hands events over one at a time (all watches share one gRPC stream), so each
+        recorded batch holds one revision.
         """
         perf = time.perf_counter
         # etcd's start_revision is inclusive; haru's "watch from R" means events after R.
         watch = await self.client.watch_prefix(prefix.encode(), start_revision=start_revision + 1)
         try:
             async for event in watch:
-                log.append((perf(), [event.kv.mod_revision]))
+                log.record(perf(), (event.kv.mod_revision,))
         finally:
             await watch.cancel()
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench._watch_case import DeliveryLog
 from storage import Record, Retention, Store
 
 
@@ -41,13 +42,14 @@ class HaruSide:
         """The whole prefix in one consistent snapshot (limit 0: no paging)."""
         return self.store.list(prefix).records
 
-    async def watch_into(self, prefix: str, start_revision: int, log: list[tuple[float, list[int]]]) -> None:
-        """Watch events after `start_revision` until cancelled, logging (time, revisions) per batch."""
+    async def watch_into(self, prefix: str, start_revision: int, log: DeliveryLog) -> None:
+        """Watch events after `start_revision` until cancelled, recording each batch's arrival."""
         perf = time.perf_counter
+        record = log.record
         watcher = self.store.watch(prefix, start_revision)
         try:
             while True:
                 batch = await watcher.next_batch()
-                log.append((perf(), [event.revision for event in batch]))
+                record(perf(), [event.revision for event in batch])
         finally:
             watcher.close()

@@ -67,10 +67,29 @@ ListRecords = Callable[[str], Awaitable[Sequence[HasValue]]]
 
 @dataclass
 class ListTiming:
-    records_ms: float  # median time to get the records
-    decoded_ms: float  # median time to get the records and JSON-decode every value
-    decoded_no_gc_ms: float  # the same with the cyclic garbage collector paused
+    """Samples in seconds; the figures are their medians in ms."""
+
+    records: list[float]  # time to get the records
+    decoded: list[float]  # time to get the records and JSON-decode every value
+    decoded_no_gc: list[float]  # the same with the cyclic garbage collector paused
     count: int
+
+    @property
+    def records_ms(self) -> float:
+        return _timing.median(self.records) * 1e3
+
+    @property
+    def decoded_ms(self) -> float:
+        return _timing.median(self.decoded) * 1e3
+
+    @property
+    def decoded_no_gc_ms(self) -> float:
+        return _timing.median(self.decoded_no_gc) * 1e3
+
+    def extend(self, other: ListTiming) -> None:
+        self.records += other.records
+        self.decoded += other.decoded
+        self.decoded_no_gc += other.decoded_no_gc
 
     def describe(self) -> str:
         return (
@@ -80,7 +99,7 @@ class ListTiming:
 
 
 async def measure_list(list_records: ListRecords, prefix: str, expected: int, repeats: int) -> ListTiming:
-    """Median of `repeats` lists, without and with decoding every value.
+    """`repeats` lists, without and with decoding every value.
 
     Each repetition starts from a collected heap (the previous result freed, `gc.collect()` run
     outside the timing), so one repetition does not pay for the garbage of the one before.
@@ -123,7 +142,4 @@ async def measure_list(list_records: ListRecords, prefix: str, expected: int, re
             gc.enable()
         del objects
 
-    return ListTiming(
-        _timing.median(records_times) * 1e3, _timing.median(decoded_times) * 1e3,
-        _timing.median(no_gc_times) * 1e3, expected,
-    )
+    return ListTiming(records_times, decoded_times, no_gc_times, expected)

@@ -60,7 +60,11 @@ async def warm_up(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None) -> None:
 
 
 async def write_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progress: Any) -> tuple[list[Row], list[str]]:
-    """Durable writes with 1 and 64 in flight; returns the rows and every key written."""
+    """Durable writes with 1 and 64 in flight; returns the rows and every key written.
+
+    The writes run in `sizes.write_rounds` slices, alternating sides (haru, etcd, haru, ...), so
+    a burst of load from a neighbour on this shared machine lands on both sides alike.
+    """
     rows = []
     written: list[str] = []
     for label, in_flight, target in (
@@ -71,10 +75,14 @@ async def write_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progre
             build_items(NS_ONE_IN_FLIGHT, 0, sizes.writes_one_in_flight) if in_flight == 1
             else listed_items(2 * sizes.list_size, sizes.list_size)
         )
-        results = {}
-        for side in _sides(haru, etcd):
-            progress(f"{label}: {side.name}, {len(items):,} writes")
-            results[side.name] = await _write_cases.measure_writes(side.put, items, in_flight)
+        progress(f"{label}: {len(items):,} writes per side in {sizes.write_rounds} alternating rounds")
+        parts: dict[str, list[_write_cases.WriteResult]] = {}
+        per_round = -(-len(items) // sizes.write_rounds)
+        for start in range(0, len(items), per_round):
+            for side in _sides(haru, etcd):
+                result = await _write_cases.measure_writes(side.put, items[start:start + per_round], in_flight)
+                parts.setdefault(side.name, []).append(result)
+        results = {name: _write_cases.WriteResult.combine(p) for name, p in parts.items()}
         written += [key for key, _ in items]
         rows.append(Row(
             case=label, unit="ops/s", haru=results["haru"].ops_per_second,
@@ -107,12 +115,15 @@ async def get_row(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, written: 
 async def list_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progress: Any) -> list[Row]:
     """The listed namespace in one read: as records, and as records with every value decoded."""
     prefix = namespace_prefix(NS_LISTED)
-    lists = {}
-    for side in _sides(haru, etcd):
-        progress(f"prefix list {prefix}: {side.name}")
-        lists[side.name] = await _read_cases.measure_list(
-            side.list_records, prefix, sizes.list_size, sizes.list_repeats
-        )
+    lists: dict[str, _read_cases.ListTiming] = {}
+    progress(f"prefix list {prefix}: {sizes.list_repeats} rounds alternating sides")
+    for _ in range(sizes.list_repeats):
+        for side in _sides(haru, etcd):
+            timing = await _read_cases.measure_list(side.list_records, prefix, sizes.list_size, 1)
+            if side.name in lists:
+                lists[side.name].extend(timing)
+            else:
+                lists[side.name] = timing
     n = f"{sizes.list_size // 1000}k" if sizes.list_size >= 1000 else str(sizes.list_size)
     rows = []
     for label, attr, notes in (

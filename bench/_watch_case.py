@@ -5,12 +5,16 @@ once for etcd (aetcd watchers on one gRPC stream). Every watcher sees every writ
 latency is the time a watcher got the event minus the time the write's `await` returned
 (acknowledged, i.e. durable); one delivered before that counts as 0 and is counted apart. The
 time from the write being issued is reported too, since it includes the commit itself.
+Deliveries are logged into flat arrays (`DeliveryLog`), not per-batch tuples: millions of small
+tracked objects would make the garbage collector stall the loop and charge it to the store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from array import array
+from collections.abc import Iterable
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +22,31 @@ from typing import Any
 from bench import _timing
 
 Put = Callable[[str, dict[str, Any]], Awaitable[int]]
-# A subscription runs until cancelled, appending (delivery time, [revisions]) to the log it is given.
-Subscribe = Callable[[int, list[tuple[float, list[int]]]], Awaitable[None]]
+
+
+class DeliveryLog:
+    """What one watcher received: per batch its arrival time and size, and every revision."""
+
+    __slots__ = ("times", "sizes", "revisions")
+
+    def __init__(self) -> None:
+        self.times = array("d")
+        self.sizes = array("q")
+        self.revisions = array("q")
+
+    def record(self, delivered_at: float, revisions: Iterable[int]) -> None:
+        before = len(self.revisions)
+        self.revisions.extend(revisions)
+        self.times.append(delivered_at)
+        self.sizes.append(len(self.revisions) - before)
+
+    @property
+    def last_revision(self) -> int:
+        return self.revisions[-1] if self.revisions else 0
+
+
+# A subscription runs until cancelled, recording what it receives into the log it is given.
+Subscribe = Callable[[int, DeliveryLog], Awaitable[None]]
 
 
 @dataclass
@@ -57,7 +84,7 @@ async def measure_watch(
     rate: float,
     drain_timeout: float = 30.0,
 ) -> WatchResult:
-    logs: list[list[tuple[float, list[int]]]] = [[] for _ in range(watchers)]
+    logs = [DeliveryLog() for _ in range(watchers)]
     tasks = [asyncio.ensure_future(subscribe(start_revision, log)) for log in logs]
     await asyncio.sleep(0.2)  # let every subscription register before the first write
     for task in tasks:
@@ -81,7 +108,7 @@ async def measure_watch(
 
     deadline = perf() + drain_timeout
     while perf() < deadline:
-        if all(log and log[-1][1] and log[-1][1][-1] >= final for log in logs):
+        if all(log.last_revision >= final for log in logs):
             break
         await asyncio.sleep(0.01)
     for task in tasks:
@@ -92,7 +119,7 @@ async def measure_watch(
 
 
 def _summarize(
-    logs: list[list[tuple[float, list[int]]]],
+    logs: list[DeliveryLog],
     issued: dict[int, float],
     acked: dict[int, float],
     expected: set[int],
@@ -107,10 +134,10 @@ def _summarize(
     complete = 0
     ordered_expected = sorted(expected)
     for index, log in enumerate(logs):
-        seen: list[int] = []
-        for delivered_at, batch in log:
-            for revision in batch:
-                seen.append(revision)
+        seen = log.revisions.tolist()
+        position = 0
+        for delivered_at, size in zip(log.times, log.sizes):
+            for revision in seen[position:position + size]:
                 if revision not in acked:
                     continue  # not one of ours (none expected: the prefix is the writer's alone)
                 lag = delivered_at - acked[revision]
@@ -119,6 +146,7 @@ def _summarize(
                     lag = 0.0
                 from_ack.append(lag)
                 from_issue.append(delivered_at - issued[revision])
+            position += size
         if seen == ordered_expected:
             complete += 1
         elif len(problems) < 3:

@@ -30,6 +30,13 @@ class WriteResult:
         p99 = _timing.percentile(self.latencies, 99) * 1e3
         return f"{self.count:,} writes in {self.seconds:.2f} s, latency p50 {p50:.2f} ms, p99 {p99:.2f} ms"
 
+    @staticmethod
+    def combine(parts: list[WriteResult]) -> WriteResult:
+        """Rounds of the same case as one result: total writes over total time."""
+        count = sum(p.count for p in parts)
+        seconds = sum(p.seconds for p in parts)
+        return WriteResult(count / seconds, count, seconds, [x for p in parts for x in p.latencies])
+
 
 async def measure_writes(put: Put, items: Iterable[tuple[str, dict[str, Any]]], in_flight: int) -> WriteResult:
     source: Iterator[tuple[str, dict[str, Any]]] = iter(items)

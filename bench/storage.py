@@ -27,6 +27,7 @@ from bench._report import Row
 @dataclass(frozen=True)
 class Sizes:
     writes_one_in_flight: int
+    write_rounds: int  # each write case alternates sides this many times
     list_size: int  # objects under the listed prefix; 64-in-flight writes = 2 x this
     gets_haru: int
     gets_etcd: int
@@ -44,13 +45,13 @@ class Sizes:
 
 
 FULL = Sizes(
-    writes_one_in_flight=3_000, list_size=10_000, gets_haru=100_000, gets_etcd=3_000,
+    writes_one_in_flight=3_000, write_rounds=3, list_size=10_000, gets_haru=100_000, gets_etcd=3_000,
     list_repeats=5, watchers=1_000, watch_rate=1_000, watch_seconds=5.0,
     etcd_watchers=100, etcd_watch_seconds=3.0,
     history=100_000, compaction_rate=500, compaction_seconds=8.0, compaction_rounds=4, warmup_writes=500,
 )
 QUICK = Sizes(
-    writes_one_in_flight=200, list_size=1_000, gets_haru=5_000, gets_etcd=200,
+    writes_one_in_flight=200, write_rounds=1, list_size=1_000, gets_haru=5_000, gets_etcd=200,
     list_repeats=2, watchers=100, watch_rate=500, watch_seconds=1.0,
     etcd_watchers=10, etcd_watch_seconds=0.5,
     history=3_000, compaction_rate=300, compaction_seconds=1.0, compaction_rounds=2, warmup_writes=100,

@@ -1,8 +1,9 @@
-"""Shared fixtures: a real `haru up` process and the real clients pointed at it.
+"""Shared fixtures: a real `haru up` process and the real clients pointed at it; an in-process server.
 
 `haru` starts the server exactly as a user does (`python -m cluster.cli up`, HTTPS, a fresh data
 dir, a random port) and yields a `Cluster` with its kubeconfig; `kubectl(...)` runs the real
-kubectl v1.36.3 against it. The process is stopped by the fixture that started it.
+kubectl v1.36.3 against it. The process is stopped by the fixture that started it. `api` runs the
+same server inside the test's event loop for fast raw-HTTP tests.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, AsyncIterator, Iterator
 
+import aiohttp
+import msgspec
 import pytest
+import pytest_asyncio
 
 from tests import realclients
 
@@ -87,3 +91,43 @@ def haru(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield cluster
     finally:
         stop_haru(cluster)
+
+
+@dataclass
+class InProcess:
+    """An API server running in the test's event loop (plain HTTP), and a session to talk to it."""
+
+    running: Any
+    session: Any
+
+    @property
+    def url(self) -> str:
+        return self.running.url
+
+    @property
+    def store(self) -> Any:
+        return self.running.server.store
+
+    async def request(self, method: str, path: str, *, json: Any = None, data: bytes | str | None = None,
+                      headers: dict[str, str] | None = None) -> tuple[int, Any, Any]:
+        """(status, decoded JSON body or text, headers)."""
+        async with self.session.request(method, self.url + path, json=json, data=data, headers=headers) as resp:
+            text = await resp.read()
+            try:
+                body: Any = msgspec.json.decode(text)
+            except msgspec.DecodeError:
+                body = text.decode(errors="replace")
+            return resp.status, body, resp.headers
+
+
+@pytest_asyncio.fixture
+async def api(tmp_path: Path) -> AsyncIterator[InProcess]:
+    from apiserver import runner
+
+    running = await runner.start(str(tmp_path / "data"), port=0)
+    session = aiohttp.ClientSession()
+    try:
+        yield InProcess(running, session)
+    finally:
+        await session.close()
+        await running.stop()

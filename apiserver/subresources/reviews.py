@@ -42,8 +42,8 @@ async def create(ep: Endpoint, request: web.Request, user: auth.User) -> web.Str
     if kind == "tokenreviews":
         token = (obj.get("spec") or {}).get("token", "")
         authenticator: auth.Authenticator = ep.server.extra["authenticator"]
-        found = authenticator.authenticate(f"Bearer {token}") if token else None
-        if found is None or authenticator.admin_token is None and not token:
+        found = authenticator.review(token) if token else None
+        if found is None:
             return _answer(ep, obj, {"authenticated": False, "user": {}, "error": "invalid bearer token"})
         return _answer(ep, obj, {"authenticated": True, "user": found.info(),
                                  "audiences": (obj.get("spec") or {}).get("audiences") or []})

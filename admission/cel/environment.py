@@ -1,0 +1,151 @@
+"""`Environment` and `Program`: compile once (cached by text), evaluate many times, within cost limits.
+
+An Environment is cel-expr-python's environment with haru's fixed option set — the strings,
+optional, bindings, math and encoders extensions, the Kubernetes libraries (`library/`) and
+their value types (`kube_types.POOL`) — plus the caller's variables. `compile()` caches
+Programs and CompileErrors by text; `Program.evaluate()` checks the cost bound (`cost.py`) only
+when the static estimate could pass the limit, evaluates, and returns plain Python values or
+raises `errors.EvalError`. Admission policies, CRD rules and the scheduler's DRA selectors all
+build their Environment here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
+
+from admission.cel import checked_ast, cost, errors, kube_types, library, struct_literals
+from admission.cel.library import authz
+
+_ERROR = cel.Type.ERROR
+_CACHE_SIZE = 4096
+
+
+class CostBudgetExhausted(errors.EvalError):
+    """The rules of one validation together spent more than their shared budget."""
+
+    def __init__(self) -> None:
+        super().__init__(cost.BUDGET_EXHAUSTED_MESSAGE)
+
+
+@dataclass
+class CostBudget:
+    """A cost budget shared by the rules of one validation (RuntimeCELCostBudget upstream)."""
+
+    remaining: int = cost.RUNTIME_CEL_COST_BUDGET
+
+    def charge(self, amount: int) -> None:
+        self.remaining -= amount
+        if self.remaining < 0:
+            raise CostBudgetExhausted()
+
+
+class Activation:
+    """Variable values for one request, converted once and shared by every program evaluated on it."""
+
+    __slots__ = ("data", "native")
+
+    def __init__(self, env: "Environment", data: Mapping[str, Any]):
+        self.data = data
+        self.native = env._env.Activation(dict(data))
+
+
+class Environment:
+    """One CEL environment: declared variables, the Kubernetes libraries, a compile cache.
+
+    `variables` maps names to `cel.Type`s (`DYN` for objects). `object_construction` turns on
+    `Object{…}` / `JSONPatch{…}` (MutatingAdmissionPolicy). `authorize` decides authorizer
+    checks; the default allows everything, since haru has no RBAC yet.
+    """
+
+    def __init__(
+        self,
+        variables: Mapping[str, cel.Type],
+        *,
+        object_construction: bool = False,
+        authorize: authz.Decider = authz.allow_everyone,
+        per_call_limit: int = cost.PER_CALL_LIMIT,
+    ):
+        self.variables = dict(variables)
+        self.object_construction = object_construction
+        self.per_call_limit = per_call_limit
+        self._env = cel.NewEnv(
+            kube_types.POOL,
+            variables=self.variables,
+            extensions=[
+                ext_strings.ExtStrings(), ext_optional.ExtOptional(),
+                ext_bindings.ExtBindings(), ext_math.ExtMath(), ext_encoders.ExtEncoders(),
+                # Last, so that its overloads merge into names the extensions declare
+                # (list indexOf beside the strings extension's indexOf).
+                cel.CelExtension("kubernetes", library.function_decls(authorize)),
+            ],
+        )
+        self._cache: dict[str, Program | errors.CompileError] = {}
+
+    def compile(self, text: str) -> "Program":
+        """The Program for `text`, compiled at most once; raises CompileError (also cached)."""
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = self._compile(text)
+            if len(self._cache) >= _CACHE_SIZE:
+                del self._cache[next(iter(self._cache))]
+            self._cache[text] = cached
+        if isinstance(cached, errors.CompileError):
+            raise cached
+        return cached
+
+    def _compile(self, text: str) -> "Program | errors.CompileError":
+        if self.object_construction:
+            rewrite = struct_literals.rewrite(text)
+        else:
+            rewrite = struct_literals.Rewrite(text)
+        try:
+            expression = self._env.compile(rewrite.text)
+        except RuntimeError as err:
+            return errors.compile_error(str(err), text, rewrite.original_offset, rewrite.text)
+        return Program(self, text, expression)
+
+    def activation(self, data: Mapping[str, Any]) -> Activation:
+        """Convert the variable values once, for evaluating several programs on one request."""
+        return Activation(self, data)
+
+
+class Program:
+    """A compiled expression. `cost_estimate` is its static (min, max) cost."""
+
+    __slots__ = ("env", "text", "cost_estimate", "_expression", "_root", "_needs_bound")
+
+    def __init__(self, env: Environment, text: str, expression: Any):
+        self.env = env
+        self.text = text
+        self._expression = expression
+        self._root = checked_ast.decode(expression.serialize())
+        self.cost_estimate = cost.estimate(self._root)
+        self._needs_bound = self.cost_estimate.max > env.per_call_limit
+
+    def evaluate(
+        self, variables: Mapping[str, Any] | Activation, *, budget: CostBudget | None = None
+    ) -> Any:
+        """The result as plain Python values; raises EvalError, CostLimitExceeded or CostBudgetExhausted."""
+        if isinstance(variables, Activation):
+            data, native = variables.data, variables.native
+        else:
+            data, native = variables, None
+        charged = self.cost_estimate.max
+        if self._needs_bound:
+            try:
+                charged = cost.bound(self._root, dict(data), self.env.per_call_limit)
+            except cost.OverLimit:
+                raise errors.CostLimitExceeded() from None
+        if budget is not None:
+            budget.charge(charged)
+        if native is not None:
+            value = self._expression.eval(native)
+        else:
+            value = self._expression.eval(data=data)
+        if value.type() == _ERROR:
+            raise errors.eval_error(value.value())
+        return value.plain_value()

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import msgspec
 
-from apiserver import errors, fields, labels
+from apiserver import errors, fields, labels, sharding
 from apiserver.context import Endpoint
 from storage import Record, continue_tokens, errors as storage_errors
 
@@ -27,10 +27,15 @@ class Selection:
     limit: int
     continue_token: str | None
     revision: int | None  # None: the current state
+    shard: sharding.ShardFilter | None = None  # ?shardSelector= (KEP-5866)
 
     @property
     def selects_everything(self) -> bool:
-        return self.label.empty and self.field.empty
+        return self.label.empty and self.field.empty and self.shard is None
+
+    @property
+    def needs_objects(self) -> bool:  # the shard filter reads stored bytes, not decoded objects
+        return not (self.label.empty and self.field.empty)
 
     def matches(self, obj: dict[str, Any]) -> bool:
         meta = obj.get("metadata") or {}
@@ -75,6 +80,7 @@ def selection(ep: Endpoint, query: Mapping[str, str], *, for_watch: bool = False
         limit=limit,
         continue_token=token,
         revision=None if for_watch else list_revision(ep, query, limit, token),
+        shard=sharding.from_query(ep.server, query),
     )
 
 
@@ -138,7 +144,7 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
     """The selected records, one page of `sel.limit` (0: all), at the selection's revision."""
     store = ep.server.store
     prefix = ep.prefix()
-    want_objects = decode or not sel.selects_everything
+    want_objects = decode or sel.needs_objects
     records: list[Record] = []
     objects: list[dict[str, Any]] = []
     token = sel.continue_token
@@ -152,6 +158,8 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
             revision = result.revision
             taken_all = True
             for index, record in enumerate(result.records):
+                if sel.shard is not None and not sel.shard.holds(record.key, record.revision, record.value):
+                    continue
                 if want_objects:
                     obj = msgspec.json.decode(record.value)
                     if not sel.matches(obj):

@@ -17,6 +17,8 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     wanted = responses.wants(request)
     page = listing.collect(ep, sel, decode=wanted.form != "object")
     meta = listing.list_metadata(page)
+    if sel.shard is not None:
+        meta["shardInfo"] = {"selector": str(sel.shard)}
     if wanted.form == "object":
         body = responses.list_body(ep.resource.list_kind, ep.resource.api_version, meta,
                                    [r.value for r in page.records])

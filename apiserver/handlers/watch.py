@@ -73,7 +73,7 @@ class _Stream:
         self.response = response
         self.sel = sel
         self.wanted = wanted
-        self.decode = not sel.selects_everything or wanted.form != "object"
+        self.decode = sel.needs_objects or wanted.form != "object"
         self.headers_sent = False
 
     def _object_bytes(self, value: bytes, obj: dict[str, Any] | None) -> bytes:
@@ -146,7 +146,8 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
 
     try:
         if initial:
-            page = listing.collect(ep, listing.Selection(sel.label, sel.field, 0, None, None), decode=stream.decode)
+            initial_state = listing.Selection(sel.label, sel.field, 0, None, None, sel.shard)
+            page = listing.collect(ep, initial_state, decode=stream.decode)
             objects = page.objects if page.objects is not None else [None] * len(page.records)
             chunk: list[bytes] = []
             for record, obj in zip(page.records, objects):
@@ -198,8 +199,11 @@ async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool,
         except storage_errors.WatchClosed:
             return  # the client re-watches from the last revision it saw
         frames = []
+        shard = stream.sel.shard
         for event in batch:
             last_revision = event.revision
+            if shard is not None and not shard.holds(event.key, event.revision, event.value):
+                continue  # uid and namespace never change, so an object never enters or leaves a shard
             frame = stream.event_frame(event.type, event.value, event.prev_value, event.revision)
             if frame:
                 frames.append(frame)

@@ -5,8 +5,9 @@ cel-go's cost model: identifiers and selections cost 1, has() 0, calls 1, list/m
 literals 10/30/40, string work 0.1 per character, regexes 0.25 per pattern character, a
 comprehension its range plus (condition + step) per element, an authorizer check 350,000.
 `estimate()` gives (min, max) with every unknown size bounded by the 3 MiB request limit, as
-cel-go does for unbounded schemas. `bound()` re-walks with the request's real data, taking list,
-map and string sizes from the values a path reaches, and stops as soon as `limit` is passed.
+cel-go does for unbounded schemas. `compile_bound()` builds, once per program, a function that
+re-walks with the request's real data, taking list, map and string sizes from the values a path
+reaches, and stops as soon as the limit is passed.
 Kubernetes counts actual cost during evaluation; haru charges this upper bound instead, so a
 rule is refused only when its bound for this very request exceeds the limit. Used by
 `environment.Program`; the limits and texts below are Kubernetes'.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from admission.cel.checked_ast import Node
 
@@ -46,6 +47,7 @@ _STRING_WALKERS = {
 _LIST_WALKERS = {"isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "@in"}
 _REGEXES = {"matches", "find", "findAll"}
 _LOGICAL = {"_&&_", "_||_"}
+_TYPE_BLIND = {"_==_", "_!=_", "_+_"}
 
 
 class OverLimit(Exception):
@@ -188,13 +190,21 @@ class _Walk:
                                                     walked[2][2].size_bound()))
         lo = sum(w[0] for w in walked)
         hi = _add(*(w[1] for w in walked))
-        sizes = [w[2].size_bound() for w in walked]
+        sizes = [w[2].size_bound() if w[2].known else -1 for w in walked]
         own = self.own_cost(name, sizes)
+        sizes = [self.unknown.size if size < 0 else size for size in sizes]
         self.charge(own)
         return lo + 1, _add(hi, own), _Value(False, size=max(sizes, default=0))
 
     @staticmethod
     def own_cost(name: str, sizes: list[int]) -> int:
+        """The call's own cost from its operands' sizes; -1 is a size nobody knows."""
+        if name in _TYPE_BLIND:
+            # cel-go charges these by length only when the checked type is a string, bytes or
+            # list; on dyn operands (all of haru's object data) it charges 1.
+            sizes = [max(size, 0) for size in sizes]
+        else:
+            sizes = [MAX_REQUEST_SIZE_BYTES if size < 0 else size for size in sizes]
         first = sizes[0] if sizes else 0
         if name == "check":
             return _AUTHZ_CHECK
@@ -204,7 +214,7 @@ class _Walk:
             return _add(1, sizes[-1] if name == "@in" else first)
         if name.startswith("sets."):
             return _add(1, _mul(sizes[0], sizes[1]) if len(sizes) == 2 else 0)
-        if name in _STRING_WALKERS or name in ("_==_", "_!=_", "_+_"):
+        if name in _STRING_WALKERS or name in _TYPE_BLIND:
             return _add(1, math.ceil(sum(sizes) * _STRING_FACTOR))
         return 1
 
@@ -215,10 +225,123 @@ def estimate(root: Node) -> CostEstimate:
     return CostEstimate(min(lo, _SATURATED), hi)
 
 
-def bound(root: Node, data: dict[str, Any], limit: int) -> int:
-    """Upper bound of this evaluation's cost with `data`; raises OverLimit once past `limit`."""
-    walk = _Walk(data, limit)
-    _, hi, _ = walk.walk(root, {})
-    if hi > limit:
-        raise OverLimit
-    return hi
+_UNKNOWN = object()  # a value the bound does not know (a function result, a missing variable)
+
+
+def _size(value: Any) -> int:
+    if value is _UNKNOWN:
+        return MAX_REQUEST_SIZE_BYTES
+    if isinstance(value, (str, bytes, list, dict)):
+        return len(value)
+    return 0
+
+
+Bound = Callable[[dict[str, Any]], tuple[int, Any]]
+
+
+def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str, Any], int], int]:
+    """A function (variables, limit) -> this request's cost bound, raising OverLimit past limit.
+
+    The tree is turned into closures once, and each comprehension's body is estimated
+    statically at this point: a body whose cost does not grow with its data (at most
+    `_CHEAP_BODY`) is charged as count × static cost; only the others are walked per element.
+    """
+    walk = _Walk(None, None)
+    limit_now = [_SATURATED]  # the limit of the evaluation in progress, for early stops
+
+    def build(node: Node, loop_vars: frozenset[str]) -> Bound:
+        kind = node.kind
+        if kind == "const":
+            constant = node.value
+            return lambda scope: (0, constant)
+        if kind == "ident":
+            name = node.name
+            if name in loop_vars or name in data_names:
+                return lambda scope: (1, scope.get(name, _UNKNOWN))
+            return lambda scope: (1, _UNKNOWN)
+        if kind == "select":
+            operand = build(node.target, loop_vars)  # type: ignore[arg-type]
+            field_name = node.name
+            if node.value:
+                return lambda scope: (operand(scope)[0], False)
+
+            def select(scope: dict[str, Any]) -> tuple[int, Any]:
+                cost_, value = operand(scope)
+                if type(value) is dict:
+                    return cost_ + 1, value.get(field_name)
+                return cost_ + 1, _UNKNOWN if value is _UNKNOWN else None
+            return select
+        if kind in ("list", "map", "struct"):
+            base = {"list": _LIST_CREATE, "map": _MAP_CREATE, "struct": _STRUCT_CREATE}[kind]
+            parts = [build(child, loop_vars) for child in node.args]
+            count = len(parts)
+
+            def create(scope: dict[str, Any]) -> tuple[int, Any]:
+                total = base
+                for part in parts:
+                    total += part(scope)[0]
+                return total, [None] * count if kind == "list" else _UNKNOWN
+            return create
+        if kind == "comprehension":
+            return build_comprehension(node, loop_vars)
+        return build_call(node, loop_vars)
+
+    def build_comprehension(node: Node, loop_vars: frozenset[str]) -> Bound:
+        rng = build(node.iter_range, loop_vars)  # type: ignore[arg-type]
+        init = build(node.accu_init, loop_vars)  # type: ignore[arg-type]
+        inner = loop_vars | {node.name, node.accu_var}
+        condition = build(node.loop_condition, inner)  # type: ignore[arg-type]
+        step = build(node.loop_step, inner)  # type: ignore[arg-type]
+        result = build(node.result, inner)  # type: ignore[arg-type]
+        iter_var, accu_var = node.name, node.accu_var
+        _, static_body = walk.body(node, {node.accu_var: walk.unknown}, walk.unknown)
+        cheap = static_body <= _CHEAP_BODY
+
+        def comprehension(scope: dict[str, Any]) -> tuple[int, Any]:
+            total, elements = rng(scope)
+            total += init(scope)[0]
+            count = _size(elements)
+            inner_scope = dict(scope)
+            inner_scope[accu_var] = _UNKNOWN
+            if cheap or elements is _UNKNOWN or not isinstance(elements, (list, dict)):
+                total = _add(total, _mul(count, static_body))
+            else:
+                for element in elements:
+                    inner_scope[iter_var] = element
+                    total += condition(inner_scope)[0] + step(inner_scope)[0]
+                    if total > limit_now[0]:
+                        raise OverLimit
+            inner_scope.pop(iter_var, None)
+            return _add(total, result(inner_scope)[0]), _UNKNOWN
+        return comprehension
+
+    def build_call(node: Node, loop_vars: frozenset[str]) -> Bound:
+        name = node.name
+        operands = ([node.target] if node.target is not None else []) + node.args
+        parts = [build(operand, loop_vars) for operand in operands]
+        if name in _LOGICAL or name == "_?_:_":
+            def short_circuit(scope: dict[str, Any]) -> tuple[int, Any]:
+                costs = [part(scope)[0] for part in parts]
+                if name == "_?_:_":
+                    return costs[0] + max(costs[1], costs[2]), _UNKNOWN
+                return sum(costs), _UNKNOWN
+            return short_circuit
+
+        def call(scope: dict[str, Any]) -> tuple[int, Any]:
+            total, sizes = 0, []
+            for part in parts:
+                cost_, value = part(scope)
+                total += cost_
+                sizes.append(-1 if value is _UNKNOWN else _size(value))
+            return _add(total, _Walk.own_cost(name, sizes)), _UNKNOWN
+        return call
+
+    top = build(root, frozenset())
+
+    def bound(variables: dict[str, Any], limit: int) -> int:
+        limit_now[0] = limit
+        total = top(variables)[0]
+        if total > limit:
+            raise OverLimit
+        return total
+    return bound

@@ -116,7 +116,7 @@ class Environment:
 class Program:
     """A compiled expression. `cost_estimate` is its static (min, max) cost."""
 
-    __slots__ = ("env", "text", "cost_estimate", "_expression", "_root", "_needs_bound")
+    __slots__ = ("env", "text", "cost_estimate", "_expression", "_root", "_bound")
 
     def __init__(self, env: Environment, text: str, expression: Any):
         self.env = env
@@ -124,7 +124,9 @@ class Program:
         self._expression = expression
         self._root = checked_ast.decode(expression.serialize())
         self.cost_estimate = cost.estimate(self._root)
-        self._needs_bound = self.cost_estimate.max > env.per_call_limit
+        self._bound = None
+        if self.cost_estimate.max > env.per_call_limit:
+            self._bound = cost.compile_bound(self._root, frozenset(env.variables))
 
     def evaluate(
         self, variables: Mapping[str, Any] | Activation, *, budget: CostBudget | None = None
@@ -135,9 +137,9 @@ class Program:
         else:
             data, native = variables, None
         charged = self.cost_estimate.max
-        if self._needs_bound:
+        if self._bound is not None:
             try:
-                charged = cost.bound(self._root, dict(data), self.env.per_call_limit)
+                charged = self._bound(data, self.env.per_call_limit)
             except cost.OverLimit:
                 raise errors.CostLimitExceeded() from None
         if budget is not None:

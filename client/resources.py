@@ -1,0 +1,57 @@
+"""`Resource`: one group/version/resource as the wire names it, and the paths under it.
+
+Built by `discovery.Discovery` from the server's resource lists, or written down directly for the
+few well-known ones below. `rest.RestClient` turns (resource, namespace, name, subresource) into a
+URL path with `Resource.path`; informers and controllers use a `Resource` as a dictionary key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    resource: str  # the plural, as in the URL
+    kind: str = ""
+    namespaced: bool = True
+    verbs: frozenset[str] = field(default=frozenset(), compare=False)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """`pods`, `deployments.apps`: how kube names a resource in messages."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def supports(self, *verbs: str) -> bool:
+        return all(v in self.verbs for v in verbs)
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [root]
+        if self.namespaced and namespace:
+            parts.append(f"namespaces/{namespace}")
+        parts.append(self.resource)
+        if name:
+            parts.append(name)
+            if subresource:
+                parts.append(subresource)
+        return "/".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.api_version}/{self.resource}"
+
+
+_ALL = frozenset({"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"})
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False,
+                      verbs=frozenset({"create", "delete", "get", "list", "patch", "update", "watch"}))
+PODS = Resource("", "v1", "pods", "Pod", verbs=_ALL)
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", verbs=_ALL)
+SECRETS = Resource("", "v1", "secrets", "Secret", verbs=_ALL)
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", verbs=_ALL)
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", verbs=_ALL)

@@ -1,0 +1,7 @@
+"""haru's built-in controllers, each an ordinary API client (ARCHITECTURE.md, principle 1).
+
+A controller is a `watches` list and `async def reconcile(key)` (`reconciling.py`); `manager.py`
+runs them: shared informers, one work queue per controller, workers with backoff. The controllers
+themselves: `namespace.py` (namespaces that finish deleting) and `garbage_collector.py`
+(ownerReferences). `builtin.py` lists them; `python -m controllers` runs them against a kubeconfig.
+"""

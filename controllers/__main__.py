@@ -1,0 +1,72 @@
+"""`python -m controllers --kubeconfig PATH`: run the built-in controllers as a co-process.
+
+Connects with the kubeconfig (any cluster, not only haru), retries until the API server answers,
+runs until SIGTERM or SIGINT and then stops cleanly (exit 0). `cluster/supervisor.py` starts it
+and restarts it if it crashes; `builtin.py` says which controllers run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from client import kubeconfig
+from client.rest import RestClient
+from controllers import builtin
+
+log = logging.getLogger("haru.controllers")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m controllers", description="haru's built-in controllers")
+    parser.add_argument("--kubeconfig", required=True, help="kubeconfig to reach the API server with")
+    parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
+    parser.add_argument("--controllers", default=",".join(builtin.NAMES),
+                        help=f"comma-separated subset of: {', '.join(builtin.NAMES)}")
+    parser.add_argument("--workers", type=int, default=2, help="concurrent reconciles per controller")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
+    return parser
+
+
+async def _main(args: argparse.Namespace) -> int:
+    config = kubeconfig.load(args.kubeconfig, args.context)
+    only = tuple(n.strip() for n in args.controllers.split(",") if n.strip())
+    unknown = set(only) - set(builtin.NAMES)
+    if unknown:
+        print(f"unknown controllers: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with RestClient(config, user_agent="haru-controllers/0.1") as client:
+        delay = 0.1
+        while not stop.is_set():
+            try:
+                await client.get_path("/version")
+                break
+            except Exception as exc:  # noqa: BLE001 - the server may simply not be up yet
+                log.info("waiting for the API server at %s: %s", config.server, exc)
+                try:
+                    await asyncio.wait_for(stop.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
+                delay = min(delay * 2, 5.0)
+        if stop.is_set():
+            return 0
+        await builtin.run(client, stop, only, workers=args.workers)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return asyncio.run(_main(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

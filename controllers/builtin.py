@@ -1,0 +1,51 @@
+"""The built-in controllers and one call that runs them: `run(client, stop)`.
+
+`controllers(client)` builds the list (namespace lifecycle, garbage collector), each with its
+keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
+`manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
+`python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from client.rest import RestClient
+from controllers.garbage_collector import GarbageCollector
+from controllers.manager import Manager
+from controllers.namespace import NamespaceController
+from controllers.reconciling import Controller
+
+NAMES = ("namespace", "garbage-collector")
+Settings = dict[str, dict[str, Any]]
+
+
+def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Settings | None = None) -> list[Controller]:
+    settings = settings or {}
+    built: list[Controller] = []
+    if "namespace" in only:
+        built.append(NamespaceController(client, **settings.get("namespace", {})))
+    if "garbage-collector" in only:
+        built.append(GarbageCollector(client, **settings.get("garbage-collector", {})))
+    return built
+
+
+async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int = 2,
+                settings: Settings | None = None) -> Manager:
+    manager = Manager(client, controllers(client, only, settings), workers=workers)
+    try:
+        await manager.start()
+    except BaseException:
+        await manager.stop()
+        raise
+    return manager
+
+
+async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int = 2,
+              settings: Settings | None = None) -> None:
+    manager = await start(client, only, workers=workers, settings=settings)
+    try:
+        await stop.wait()
+    finally:
+        await manager.stop()

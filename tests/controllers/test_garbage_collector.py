@@ -1,0 +1,169 @@
+"""The garbage collector against a real API server: background, foreground and orphan deletion
+with ReplicaSet → Pod ownerReferences, owners that never existed, and mixed owners.
+
+kubectl's `--cascade=background|foreground|orphan` sets the propagationPolicy; the API server adds
+the `foregroundDeletion` / `orphan` finalizer and the collector does the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from client import errors
+from client.resources import CONFIGMAPS, DEPLOYMENTS, PODS, REPLICASETS, Resource
+from tests.controllers.conftest import Cluster
+from tests.controllers.polling import eventually
+
+NS = "default"
+LABELS = {"app": "web"}
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def _replicaset(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": LABELS}, "spec": {
+        "replicas": 2, "selector": {"matchLabels": LABELS},
+        "template": {"metadata": {"labels": LABELS}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def _owned_by(owner: dict[str, Any], *, block: bool = True, controller: bool = True) -> dict[str, Any]:
+    return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"], "controller": controller, "blockOwnerDeletion": block}
+
+
+def _pod(name: str, *owners: dict[str, Any], finalizers: list[str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": LABELS, "ownerReferences": list(owners)}
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"metadata": meta, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+async def _get(cluster: Cluster, resource: Resource, name: str) -> dict[str, Any] | None:
+    try:
+        return await cluster.client.get(resource, name, NS)
+    except errors.APIError as exc:
+        if errors.is_not_found(exc):
+            return None
+        raise
+
+
+async def _gone(cluster: Cluster, resource: Resource, *names: str) -> None:
+    async def check() -> bool:
+        return all([await _get(cluster, resource, n) is None for n in names])
+    await eventually(check)
+
+
+async def _replicaset_with_pods(cluster: Cluster, name: str, *, pod_finalizer: str | None = None) -> dict[str, Any]:
+    rs = await cluster.client.create(REPLICASETS, _replicaset(name), NS)
+    for i in range(2):
+        finalizers = [pod_finalizer] if pod_finalizer and i == 0 else None
+        await cluster.client.create(PODS, _pod(f"{name}-{i}", _owned_by(rs), finalizers=finalizers), NS)
+    return rs
+
+
+async def test_background_deletion_removes_the_dependents_after_the_owner(cluster: Cluster) -> None:
+    await _replicaset_with_pods(cluster, "bg")
+
+    code, _, err = await cluster.kubectl("-n", NS, "delete", "replicaset", "bg", "--cascade=background")
+
+    assert code == 0, err
+    assert await _get(cluster, REPLICASETS, "bg") is None
+    await _gone(cluster, PODS, "bg-0", "bg-1")
+
+
+async def test_foreground_deletion_keeps_the_owner_until_blocking_dependents_are_gone(cluster: Cluster) -> None:
+    await _replicaset_with_pods(cluster, "fg", pod_finalizer="example.com/slow")
+    code, _, err = await cluster.kubectl("-n", NS, "delete", "replicaset", "fg", "--cascade=foreground", "--wait=false")
+    assert code == 0, err
+
+    async def lingering_pod_left() -> bool:
+        return await _get(cluster, PODS, "fg-1") is None and bool(await _get(cluster, PODS, "fg-0"))
+
+    await eventually(lingering_pod_left)
+    owner = await _get(cluster, REPLICASETS, "fg")
+    assert owner is not None, "the owner must wait for its blocking dependent"
+    assert owner["metadata"]["finalizers"] == ["foregroundDeletion"]
+    assert owner["metadata"]["deletionTimestamp"]
+    pod = await _get(cluster, PODS, "fg-0")
+    assert pod is not None and pod["metadata"]["deletionTimestamp"]
+
+    await cluster.client.patch(PODS, "fg-0", {"metadata": {"finalizers": None}}, NS)
+
+    await _gone(cluster, PODS, "fg-0")
+    await _gone(cluster, REPLICASETS, "fg")
+
+
+async def test_kubectl_foreground_delete_returns_once_the_owner_is_gone(cluster: Cluster) -> None:
+    await _replicaset_with_pods(cluster, "fgw")
+
+    code, _, err = await cluster.kubectl("-n", NS, "delete", "replicaset", "fgw", "--cascade=foreground", "--timeout=15s")
+
+    assert code == 0, err
+    assert await _get(cluster, REPLICASETS, "fgw") is None
+    assert await _get(cluster, PODS, "fgw-0") is None and await _get(cluster, PODS, "fgw-1") is None
+
+
+async def test_dependents_without_block_owner_deletion_do_not_hold_a_foreground_owner(cluster: Cluster) -> None:
+    rs = await cluster.client.create(REPLICASETS, _replicaset("loose"), NS)
+    await cluster.client.create(PODS, _pod("loose-0", _owned_by(rs, block=False), finalizers=["example.com/slow"]), NS)
+
+    await cluster.client.delete(REPLICASETS, "loose", NS, propagation_policy="Foreground")
+
+    await _gone(cluster, REPLICASETS, "loose")
+    pod = await _get(cluster, PODS, "loose-0")
+    assert pod is not None and pod["metadata"]["deletionTimestamp"], "the dependent is deleted all the same"
+    await cluster.client.patch(PODS, "loose-0", {"metadata": {"finalizers": None}}, NS)
+    await _gone(cluster, PODS, "loose-0")
+
+
+async def test_orphan_deletion_keeps_the_dependents_and_drops_their_owner_reference(cluster: Cluster) -> None:
+    await _replicaset_with_pods(cluster, "orph")
+
+    code, _, err = await cluster.kubectl("-n", NS, "delete", "replicaset", "orph", "--cascade=orphan", "--timeout=15s")
+
+    assert code == 0, err
+    assert await _get(cluster, REPLICASETS, "orph") is None
+    for name in ("orph-0", "orph-1"):
+        pod = await _get(cluster, PODS, name)
+        assert pod is not None and not pod["metadata"].get("deletionTimestamp")
+        assert "ownerReferences" not in pod["metadata"]
+
+
+async def test_an_object_whose_owner_never_existed_is_collected(cluster: Cluster) -> None:
+    ghost = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ghost", "uid": "0000-never"}}
+    await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "haunted", "ownerReferences": [
+        _owned_by(ghost, controller=False)]}}, NS)
+
+    await _gone(cluster, CONFIGMAPS, "haunted")
+
+
+async def test_a_dependent_with_a_living_owner_only_loses_the_reference_to_the_dead_one(cluster: Cluster) -> None:
+    alive = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "alive"}}, NS)
+    doomed = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "doomed"}}, NS)
+    await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "shared", "ownerReferences": [
+        _owned_by(alive, controller=False), _owned_by(doomed, controller=False)]}}, NS)
+
+    await cluster.client.delete(CONFIGMAPS, "doomed", NS)
+
+    async def reference_dropped() -> bool:
+        shared = await _get(cluster, CONFIGMAPS, "shared")
+        assert shared is not None, "a dependent with a living owner must stay"
+        return [r["name"] for r in shared["metadata"].get("ownerReferences") or []] == ["alive"]
+
+    await eventually(reference_dropped)
+
+
+async def test_deletion_cascades_through_a_chain_of_owners(cluster: Cluster) -> None:
+    deploy = await cluster.client.create(DEPLOYMENTS, {"metadata": {"name": "chain"}, "spec": _replicaset("x")["spec"]}, NS)
+    rs = _replicaset("chain-rs")
+    rs["metadata"]["ownerReferences"] = [_owned_by(deploy)]
+    rs = await cluster.client.create(REPLICASETS, rs, NS)
+    await cluster.client.create(PODS, _pod("chain-pod", _owned_by(rs)), NS)
+
+    code, _, err = await cluster.kubectl("-n", NS, "delete", "deployment", "chain", "--cascade=foreground", "--timeout=15s")
+
+    assert code == 0, err
+    assert await _get(cluster, REPLICASETS, "chain-rs") is None
+    assert await _get(cluster, PODS, "chain-pod") is None

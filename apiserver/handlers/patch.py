@@ -17,6 +17,7 @@ from apiserver import allocations, bodies, deletion, errors, responses, writing
 from apiserver.context import Endpoint
 from apiserver.handlers.update import DryRunResult, copy
 from apiserver.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge
+from apiserver.ssa import apply as ssa_apply
 from apiserver.strategy import Strategy
 from storage import errors as storage_errors
 
@@ -61,6 +62,14 @@ def _apply(ep: Endpoint, media: str, patch: Any, current: dict[str, Any]) -> dic
         raise from_patch_error(exc) from None
 
 
+def _server_side_apply(ep: Endpoint, current: dict[str, Any] | None, config: dict[str, Any],
+                       query: Any, subresource: str) -> dict[str, Any]:
+    """Merge with field ownership (apiserver/ssa); the result carries its managedFields."""
+    return ssa_apply.apply(current, config, query["fieldManager"], force=query.get("force") == "true",
+                           schema=ep.resource.schema, api_version=ep.resource.api_version,
+                           subresource=subresource, track_status="status" not in ep.resource.subresources)
+
+
 async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | None = None,
                  subresource: str = "") -> web.StreamResponse:
     media = bodies.media_type(request)
@@ -93,12 +102,17 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
                 raise errors.bad_request(
                     f"the name of the object ({obj['metadata']['name']}) does not match the name on the URL ({name})")
             obj["metadata"]["name"] = name
+            obj = _server_side_apply(ep, None, obj, query, subresource)
+            owners = obj["metadata"].get("managedFields")
             warnings = writing.prepare_create(ep, obj, query, agent, operation=operation)
+            if owners:  # prepare_create drops what a client sent; these are the apply's own
+                obj["metadata"]["managedFields"] = owners
             writing.namespace_lifecycle(ep, name)
             created = True
         else:
             before_rv = current["metadata"].get("resourceVersion")
-            obj = _apply(ep, media, patch, copy(current))
+            obj = _server_side_apply(ep, current, patch, query, subresource) if applying \
+                else _apply(ep, media, patch, copy(current))
             if not isinstance(obj, dict):
                 raise errors.APIError(422, "Invalid", "the patched object is not a JSON object")
             meta = obj.setdefault("metadata", {})

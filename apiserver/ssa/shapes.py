@@ -1,0 +1,154 @@
+"""How server-side apply reads a schema node: a struct, a map, a list (atomic, set or keyed) or a leaf.
+
+The nodes are the 1.36 JSON schema definitions (`apiserver/schemas.py`) or a CRD's openAPIV3Schema:
+`properties`, `additionalProperties`, `items` and the `x-kubernetes-*` markers. Missing schema means
+"deduced" as structured-merge-diff has it: maps are granular, lists atomic. The rules for lists follow
+kube-openapi's conversion (list-type first, then patch strategy). Called by the value walks
+(`to_set`, `compare`, `merge`, `remove`) and by `fieldsets.ensure_named_fields_are_members`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from apiserver import schemas
+
+Node = dict[str, Any] | None
+
+
+class _Missing:
+    """A field that is not there at all (JSON null is None, a value)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+DEFINITION_MARK = "x-haru-definition"  # for_object's copy of a root definition keeps its name here
+
+_OBJECT_META = {"$ref": "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
+# List-map key defaults that kube's OpenAPI declares (`+default="TCP"` on the Go types) but the
+# kubernetes-validate schemas leave out; structured-merge-diff keys items with them.
+_KEY_DEFAULTS = {
+    ("io.k8s.api.core.v1.ContainerPort", "protocol"): "TCP",
+    ("io.k8s.api.core.v1.ServicePort", "protocol"): "TCP",
+}
+
+
+def resolve(node: Node) -> Node:
+    return schemas.resolve(node) if node else None
+
+
+@functools.cache
+def _names_by_identity() -> dict[int, str]:
+    return {id(schema): name for name, schema in schemas.definitions().items()}
+
+
+def definition_name(node: Node) -> str | None:
+    """The 1.36 definition a node is or points at (None for CRD schemas and inline nodes)."""
+    if not node:
+        return None
+    name = node.get(DEFINITION_MARK) or schemas.ref_name(node)
+    if name is None and len(node.get("allOf", ())) == 1:
+        name = schemas.ref_name(node["allOf"][0])
+    return name or _names_by_identity().get(id(node))
+
+
+def for_object(schema: Node) -> dict[str, Any]:
+    """The root node for a whole object: its metadata is always ObjectMeta (CRD schemas say only
+    `type: object` there, and the apiserver types it as ObjectMeta all the same)."""
+    root = dict(resolve(schema) or {})
+    name = definition_name(schema)
+    if name:
+        root[DEFINITION_MARK] = name
+    properties = dict(root.get("properties") or {})
+    metadata = resolve(properties.get("metadata"))
+    if not metadata or "properties" not in metadata:
+        properties["metadata"] = _OBJECT_META
+    root["properties"] = properties
+    return root
+
+
+def field_node(node: Node, key: str) -> Node:
+    """The schema of `key` inside an object node: its property, else the map's value type."""
+    struct = resolve(node)
+    if not struct:
+        return None
+    properties = struct.get("properties")
+    if isinstance(properties, dict) and key in properties:
+        return properties[key]
+    values = struct.get("additionalProperties")
+    return values if isinstance(values, dict) else None
+
+
+def is_named_field(node: Node, key: str) -> bool:
+    struct = resolve(node)
+    properties = struct.get("properties") if struct else None
+    return isinstance(properties, dict) and key in properties
+
+
+def is_struct(node: Node) -> bool:
+    struct = resolve(node)
+    return bool(struct) and isinstance(struct.get("properties"), dict)
+
+
+def map_is_atomic(node: Node) -> bool:
+    return any(n is not None and n.get("x-kubernetes-map-type") == "atomic" for n in (node, resolve(node)))
+
+
+def items_node(node: Node) -> Node:
+    resolved = resolve(node)
+    return resolved.get("items") if resolved else None
+
+
+def list_semantics(node: Node) -> tuple[str, list[str]]:
+    """('map', keys) | ('set', []) | ('atomic', []) for a list field's node."""
+    if node is None:
+        return "atomic", []
+    resolved = resolve(node) or {}
+    marks = {**resolved, **node}
+    list_type = marks.get("x-kubernetes-list-type")
+    if list_type == "map":
+        keys = marks.get("x-kubernetes-list-map-keys") or []
+        return ("map", list(keys)) if keys else ("atomic", [])
+    if list_type == "set":
+        return "set", []
+    if list_type == "atomic":
+        return "atomic", []
+    strategy = marks.get("x-kubernetes-patch-strategy")
+    if strategy in ("merge", "merge,retainKeys"):
+        merge_key = marks.get("x-kubernetes-patch-merge-key")
+        return ("map", [merge_key]) if merge_key else ("set", [])
+    return "atomic", []
+
+
+def key_default(list_node: Node, key: str) -> Any:
+    """The default of a list-map key field, or None when the schema declares none."""
+    items = items_node(list_node)
+    if not items:
+        return None
+    field = field_node(items, key)
+    if field is not None:
+        for candidate in (field, resolve(field)):
+            if candidate and "default" in candidate:
+                return candidate["default"]
+    name = schemas.ref_name(items)
+    return _KEY_DEFAULTS.get((name, key)) if name else None
+
+
+def classify(node: Node, *values: Any, promote_empty: bool = True) -> str:
+    """'map', 'list' or 'leaf' for values at one schema node. Atomic maps and lists are leaves; so
+    are mixed types, and (with promote_empty) values that are all empty or absent, which keeps
+    the empty/null distinction as structured-merge-diff's walkers do."""
+    present = [v for v in values if v is not MISSING and v is not None]
+    if not present:
+        return "leaf"
+    if promote_empty and all(not v for v in present if isinstance(v, (dict, list))) \
+            and all(isinstance(v, (dict, list)) for v in present):
+        return "leaf"
+    if all(isinstance(v, dict) for v in present):
+        return "leaf" if map_is_atomic(node) else "map"
+    if all(isinstance(v, list) for v in present):
+        return "leaf" if list_semantics(node)[0] == "atomic" else "list"
+    return "leaf"

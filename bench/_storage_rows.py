@@ -14,6 +14,8 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from bench import _compaction_case, _read_cases, _watch_case, _write_cases
 from bench._pod import namespace_prefix, pod_key, pod_object
 from bench._report import Row
@@ -59,11 +61,14 @@ async def warm_up(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None) -> None:
         await side.list_records(namespace_prefix(NS_WARMUP))
 
 
-async def write_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progress: Any) -> tuple[list[Row], list[str]]:
+async def write_rows(
+    sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor_dir: Path, progress: Any
+) -> tuple[list[Row], list[str]]:
     """Durable writes with 1 and 64 in flight; returns the rows and every key written.
 
     The writes run in `sizes.write_rounds` slices, alternating sides (haru, etcd, haru, ...), so
-    a burst of load from a neighbour on this shared machine lands on both sides alike.
+    a burst of load from a neighbour on this shared machine lands on both sides alike. The 1-in-
+    flight row also notes bare LMDB's durable commit rate in `floor_dir`, the ceiling for haru.
     """
     rows = []
     written: list[str] = []
@@ -84,11 +89,17 @@ async def write_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progre
                 parts.setdefault(side.name, []).append(result)
         results = {name: _write_cases.WriteResult.combine(p) for name, p in parts.items()}
         written += [key for key, _ in items]
+        notes = [f"{name}: {result.describe()}" for name, result in results.items()]
+        if in_flight == 1:
+            floor = _write_cases.measure_bare_lmdb_commits(
+                str(floor_dir), [(key, msgspec.json.encode(obj)) for key, obj in items[:1000]]
+            )
+            notes.append(f"floor, bare py-lmdb put + sync commit per write on the same disk: "
+                         f"{floor.ops_per_second:,.0f}/s ({floor.describe()})")
         rows.append(Row(
             case=label, unit="ops/s", haru=results["haru"].ops_per_second,
             etcd=results["etcd"].ops_per_second if "etcd" in results else None,
-            ratio_target=target,
-            notes=[f"{name}: {result.describe()}" for name, result in results.items()],
+            ratio_target=target, notes=notes,
         ))
     return rows, written
 

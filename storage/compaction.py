@@ -63,7 +63,7 @@ def compact_step(
     return new_mark, more
 
 
-def _allowed(plan: CompactionPlan, revision: int, raw: bytes) -> bool:
+def _allowed(plan: CompactionPlan, revision: int, raw: layout.Buffer) -> bool:
     if revision <= plan.target:
         return True
     if plan.age_cutoff <= 0:

@@ -30,6 +30,9 @@ FORMAT_VERSION = 1
 # LMDB's compiled-in limit (env.max_key_size()); checked before a write reaches the txn.
 MAX_KEY_BYTES = 511
 
+# What LMDB hands back: bytes, or memoryviews in a transaction opened with buffers=True.
+Buffer = bytes | memoryview
+
 _U64 = struct.Struct(">Q")
 _OBJECT_HEADER = struct.Struct(">QQ")
 # type, commit time (unix seconds), create_revision, prev_revision, key len, value len, prev len
@@ -68,8 +71,9 @@ def pack_u64(number: int) -> bytes:
     return _U64.pack(number)
 
 
-def unpack_u64(raw: bytes) -> int:
-    return _U64.unpack(raw)[0]
+def unpack_u64(raw: Buffer) -> int:
+    number: int = _U64.unpack(raw)[0]
+    return number
 
 
 def revision_key(revision: int) -> bytes:
@@ -91,9 +95,9 @@ def pack_object(value: bytes, revision: int, create_revision: int) -> bytes:
     return _OBJECT_HEADER.pack(revision, create_revision) + value
 
 
-def unpack_object(key: str, raw: bytes) -> Record:
+def unpack_object(key: str, raw: Buffer) -> Record:
     revision, create_revision = _OBJECT_HEADER.unpack_from(raw)
-    return Record(key, raw[_OBJECT_HEADER.size :], revision, create_revision)
+    return Record(key, bytes(raw[_OBJECT_HEADER.size :]), revision, create_revision)
 
 
 def read_meta(txn: lmdb.Transaction, dbs: Databases, name: bytes) -> int:
@@ -152,7 +156,7 @@ def unpack_log_entry(revision: int, raw: bytes) -> LogEntry:
     )
 
 
-def log_entry_key_and_time(raw: bytes) -> tuple[str, float]:
+def log_entry_key_and_time(raw: Buffer) -> tuple[str, float]:
     """Just the key and commit time of a packed entry, without copying the values."""
     _, commit_time, _, _, key_len, _, _ = _LOG_HEADER.unpack_from(raw)
     start = _LOG_HEADER.size

@@ -7,7 +7,7 @@ import base64
 import msgspec
 import pytest
 
-from storage import ListResult, Store, errors
+from storage import ListResult, Store, errors, listing
 from tests.storage.conftest import pod, pod_key
 
 decode = msgspec.json.decode
@@ -136,6 +136,24 @@ async def test_garbage_continue_tokens_are_invalid(store: Store, token: str) -> 
     await fill(store, 3)
     with pytest.raises(errors.InvalidContinue):
         store.list("/registry/pods/ns/", continue_token=token)
+
+
+@pytest.mark.parametrize("old_revision", [False, True], ids=["now", "at an old revision"])
+async def test_remaining_is_none_when_counting_would_not_be_cheap(
+    store: Store, monkeypatch: pytest.MonkeyPatch, old_revision: bool
+) -> None:
+    monkeypatch.setattr(listing, "REMAINING_COUNT_LIMIT", 3)
+    await fill(store, 8)
+    revision = store.revision
+    if old_revision:
+        await store.delete(pod_key("p007"))
+    page = store.list("/registry/pods/ns/", limit=4, revision=revision if old_revision else None)
+    assert (page.remaining, page.continue_token is not None) == (None, True)
+    last = store.list("/registry/pods/ns/", limit=2, continue_token=page.continue_token)
+    assert last.remaining == 2
+    assert names(store.list("/registry/pods/ns/", continue_token=last.continue_token)) == [
+        "p006", "p007"
+    ]
 
 
 async def test_a_list_in_the_future_is_refused(store: Store) -> None:

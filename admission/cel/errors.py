@@ -77,6 +77,23 @@ def _cel_go_overload(message: str, source: str, offset: int) -> str:
     return f"found no matching overload for '{function}' applied to '{receiver}.({rest})'"
 
 
+_UNDECLARED = re.compile(r"^undeclared reference to '([A-Za-z_][\w.]*)' (\(in container '[^']*'\))$")
+
+
+def _cel_go_undeclared(message: str, source: str, offset: int) -> tuple[str, int]:
+    # cel-cpp names the whole qualified name at its last dot; cel-go names the first
+    # identifier at its start ("undeclared reference to 'object'" at 1:1).
+    match = _UNDECLARED.match(message)
+    if not match or "." not in match.group(1):
+        return message, offset
+    name = match.group(1)
+    first, last = name.split(".")[0], name.rsplit(".", 1)[1]
+    start = offset - (len(name) - len(last) - 1)
+    if start < 0 or source[start:start + len(first)] != first:
+        return message, offset
+    return f"undeclared reference to '{first}' {match.group(2)}", start
+
+
 def compile_error(raw: str, source: str, to_original: Callable[[int], int], rewritten: str) -> CompileError:
     """A CompileError with cel-go's text for cel-cpp's error string `raw`."""
     entries = _ENTRY.findall(raw)
@@ -86,8 +103,9 @@ def compile_error(raw: str, source: str, to_original: Callable[[int], int], rewr
     rendered = []
     for line_text, col_text, message in entries:
         offset = to_original(_offset(rewritten, int(line_text), int(col_text)))
-        line, col = _line_col(source, offset)
         message = _cel_go_overload(message, source, offset)
+        message, offset = _cel_go_undeclared(message, source, offset)
+        line, col = _line_col(source, offset)
         snippet = lines[line - 1] if line - 1 < len(lines) else ""
         rendered.append(f"ERROR: <input>:{line}:{col}: {message}\n | {snippet}\n | {'.' * (col - 1)}^")
     return CompileError("\n".join(rendered))

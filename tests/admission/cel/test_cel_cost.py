@@ -1,0 +1,77 @@
+"""Cost limits: static estimates, the per-call limit with its real text, the shared budget."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from admission import cel
+
+ENV = cel.Environment({"object": cel.DYN})
+NESTED = "object.items.all(a, object.items.all(b, object.items.all(c, a + b + c >= 0)))"
+
+
+def test_a_constant_rule_has_a_small_exact_estimate():
+    assert ENV.compile("1 + 2 == 3").cost_estimate == cel.CostEstimate(min=2, max=2)
+
+
+def test_a_field_rule_costs_one_per_selection():
+    estimate = ENV.compile("object.spec.replicas > 1").cost_estimate
+    assert estimate == cel.CostEstimate(min=4, max=4)
+
+
+def test_a_comprehension_over_unbounded_data_has_an_unbounded_static_maximum():
+    estimate = ENV.compile("object.items.all(x, x > 0)").cost_estimate
+    assert estimate.min < 10
+    assert estimate.max > cel.PER_CALL_LIMIT
+
+
+def test_an_authorizer_check_is_expensive():
+    env = cel.Environment({"authorizer": cel.AUTHORIZER})
+    estimate = env.compile("authorizer.path('/x').check('get').allowed()").cost_estimate
+    assert estimate.max >= 350_000
+
+
+def test_a_runaway_expression_is_refused_with_the_kubernetes_text_before_it_runs():
+    program = ENV.compile(NESTED)
+    started = time.perf_counter()
+    with pytest.raises(cel.CostLimitExceeded) as raised:
+        program.evaluate({"object": {"items": list(range(200))}})  # 8 million iterations
+    assert raised.value.message == "operation cancelled: actual cost limit exceeded"
+    assert time.perf_counter() - started < 1.0
+
+
+def test_the_same_expression_on_small_data_is_evaluated():
+    assert ENV.compile(NESTED).evaluate({"object": {"items": list(range(5))}}) is True
+
+
+def test_string_work_counts_the_real_lengths():
+    program = ENV.compile("object.names.all(n, n.contains('x'))")
+    assert program.evaluate({"object": {"names": ["ax"] * 10}}) is True
+    with pytest.raises(cel.CostLimitExceeded):
+        program.evaluate({"object": {"names": ["a" * 100_000] * 200}})
+
+
+def test_a_lower_per_call_limit_is_honoured():
+    env = cel.Environment({"object": cel.DYN}, per_call_limit=100)
+    program = env.compile("object.items.all(x, x > 0)")
+    assert program.evaluate({"object": {"items": [1] * 10}}) is True
+    with pytest.raises(cel.CostLimitExceeded):
+        program.evaluate({"object": {"items": [1] * 1000}})
+
+
+def test_rules_sharing_a_budget_stop_with_the_budget_text():
+    program = ENV.compile("object.items.all(x, x > 0)")
+    data = {"object": {"items": [1] * 100}}
+    budget = cel.CostBudget(remaining=1000)
+    with pytest.raises(cel.CostBudgetExhausted) as raised:
+        for _ in range(10):
+            program.evaluate(data, budget=budget)
+    assert raised.value.message == (
+        "validation failed due to running out of cost budget, no further validation rules will be run")
+
+
+def test_the_default_budget_is_kubernetes_runtime_budget():
+    assert cel.CostBudget().remaining == cel.RUNTIME_CEL_COST_BUDGET == 10_000_000
+    assert cel.PER_CALL_LIMIT == 1_000_000

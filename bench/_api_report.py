@@ -115,6 +115,8 @@ def print_report(rows: list[Row]) -> None:
     print()
     print("ratio: haru's headline figure against the anchor's, oriented so that >1 means haru is better.")
     for row in rows:
+        if row.notes:
+            print(f"{row.case}:")
         for note in row.notes:
-            print(f"  {row.case}: {note}")
+            print(f"  - {note}")
     sys.stdout.flush()

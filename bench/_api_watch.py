@@ -16,6 +16,7 @@ import asyncio
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -40,6 +41,7 @@ class WatchResult:
     missing: int = 0  # (watcher, write) pairs never delivered
     write_errors: int = 0
     connect_seconds: float = math.nan
+    server_busy: float = math.nan  # server CPU seconds per wall second, from the first write to the drain
 
     def p99(self) -> float:
         return _timing.percentile(self.last_from_send_ms, 99)
@@ -53,7 +55,8 @@ class WatchResult:
                 f"{self.deliveries:,} deliveries, {self.missing:,} missing; send -> last watcher p50 "
                 f"{_timing.percentile(send, 50):.1f} ms, p99 {_timing.percentile(send, 99):.1f} ms, max "
                 f"{_timing.percentile(send, 100):.1f} ms; 201 -> last watcher (lower bound) p50 "
-                f"{_timing.percentile(ack, 50):.1f} ms, p99 {_timing.percentile(ack, 99):.1f} ms")
+                f"{_timing.percentile(ack, 50):.1f} ms, p99 {_timing.percentile(ack, 99):.1f} ms; server CPU "
+                f"{100 * self.server_busy:.0f}% of one core while writing and draining")
 
 
 def configmap_body(namespace: str, name: str, sent_at: float) -> bytes:
@@ -118,7 +121,8 @@ class _Watch:
 
 
 async def measure_watch(base: str, namespaces: list[str], per_namespace: int, *, rate: float, seconds: float,
-                        name_prefix: str, drain_timeout: float = 15.0) -> WatchResult:
+                        name_prefix: str, server_cpu: Callable[[], float],
+                        drain_timeout: float = 15.0) -> WatchResult:
     count = max(1, int(rate * seconds))
     watches = [_Watch(ns) for ns in namespaces for _ in range(per_namespace)]
     result = WatchResult(len(watches), len(namespaces), count, rate, math.nan)
@@ -162,6 +166,7 @@ async def measure_watch(base: str, namespaces: list[str], per_namespace: int, *,
                 except aiohttp.ClientError:
                     result.write_errors += 1
 
+            cpu_before, wall_before = server_cpu(), time.perf_counter()
             _, result.achieved_rate = await _timing.paced_open_loop(rate, count, one_write)
             expected: dict[str, set[str]] = {ns: set() for ns in namespaces}
             for i in range(count):
@@ -173,6 +178,7 @@ async def measure_watch(base: str, namespaces: list[str], per_namespace: int, *,
                 if all(_has_all(w, expected[w.namespace]) for w in watches):
                     break
                 await asyncio.sleep(0.05)
+            result.server_busy = (server_cpu() - cpu_before) / (time.perf_counter() - wall_before)
         finally:
             for task in tasks:
                 task.cancel()

@@ -8,6 +8,7 @@ or seeds a server: that is `bench._server_process` and `bench._api_seed`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +24,15 @@ _NAME_MARK = "@@NAME@@"
 
 
 # -- GET one object, many connections ----------------------------------------------------
-async def measure_get(url: str, *, connections: int, seconds: float, warmup: float, use_wrk: bool) -> _load.LoadResult:
+async def measure_get(url: str, *, connections: int, seconds: float, warmup: float, use_wrk: bool,
+                      server_cpu: Callable[[], float]) -> _load.LoadResult:
+    """GET `url` from `connections` clients; `server_cpu()` reads the server's CPU seconds so far."""
     if warmup > 0:
         await _load.get_load(url, connections=connections, seconds=warmup, use_wrk=use_wrk)
-    return await _load.get_load(url, connections=connections, seconds=seconds, use_wrk=use_wrk)
+    cpu_before = server_cpu()
+    result = await _load.get_load(url, connections=connections, seconds=seconds, use_wrk=use_wrk)
+    result.server_cpu_us = (server_cpu() - cpu_before) / max(result.requests, 1) * 1e6
+    return result
 
 
 # -- create, many clients ---------------------------------------------------------------
@@ -55,7 +61,7 @@ class CreateResult:
 
 
 async def measure_creates(base: str, namespace: str, *, connections: int, seconds: float,
-                          use_wrk: bool) -> CreateResult:
+                          use_wrk: bool, server_cpu: Callable[[], float]) -> CreateResult:
     before, after = pod_to_create(namespace)
     url = f"{base}/api/v1/namespaces/{namespace}/pods"
     # One create first, so a body the server rejects is an error with its Status, not a 0/s row.
@@ -63,8 +69,10 @@ async def measure_creates(base: str, namespace: str, *, connections: int, second
         async with session.post(url, data=before + b"preflight" + after, headers=_JSON_BODY) as resp:
             if resp.status != 201:
                 raise RuntimeError(f"creating a pod answered {resp.status}: {(await resp.read())[:1000]!r}")
+    cpu_before = server_cpu()
     load = await _load.post_load(url, before, after, connections=connections, seconds=seconds,
                                  name_prefix="created-", use_wrk=use_wrk)
+    load.server_cpu_us = (server_cpu() - cpu_before) / max(load.requests, 1) * 1e6
     return CreateResult(load, await count(base, f"/api/v1/namespaces/{namespace}/pods"))
 
 

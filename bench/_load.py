@@ -34,14 +34,16 @@ class LoadResult:
     errors: int  # non-2xx answers plus socket errors
     p50_ms: float
     p99_ms: float
+    server_cpu_us: float = math.nan  # the server's CPU (user + system) per completed request, if known
 
     @property
     def ok_per_second(self) -> float:
         return (self.requests - self.errors) / self.seconds if self.seconds > 0 else math.nan
 
     def describe(self) -> str:
+        cpu = "" if math.isnan(self.server_cpu_us) else f"; server CPU {self.server_cpu_us:.0f} us per request"
         return (f"{self.tool}, {self.connections} connections, {self.seconds:.1f} s: {self.requests:,} requests "
-                f"({self.errors:,} errors), latency p50 {self.p50_ms:.2f} ms, p99 {self.p99_ms:.2f} ms")
+                f"({self.errors:,} errors), latency p50 {self.p50_ms:.2f} ms, p99 {self.p99_ms:.2f} ms{cpu}")
 
 
 def wrk_path() -> str | None:

@@ -45,6 +45,13 @@ def read_memory(pid: int) -> Memory:
     return Memory(fields["VmRSS"], fields["RssAnon"], fields["RssFile"], fields["VmHWM"])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time the process has used so far (/proc/<pid>/stat utime + stime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -127,6 +134,9 @@ class ServerProcess:
 
     def memory(self) -> Memory:
         return read_memory(self.pid)
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
 
     async def stop(self, grace: float = 10.0) -> int | None:
         if self.process.returncode is None:

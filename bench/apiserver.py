@@ -20,14 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 
-from bench import _api_report, _api_seed, _api_watch, _http_cases, _load, _startup_case, _timing
+from bench import _api_report, _api_seed, _api_watch, _http_cases, _load, _profiling, _startup_case, _timing
 from bench._api_report import Figure, Row
-from bench._server_process import ServerProcess
+from bench._server_process import REPO, ServerProcess
 
 # KEP-2340 (consistent reads from cache): a LIST of 300k objects served in 499 ms.
 KEP_2340_OBJECTS, KEP_2340_MS = 300_000, 499.0
@@ -81,10 +82,31 @@ def thousands(n: int) -> str:
     return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else f"{n:,}"
 
 
+@dataclass
+class Run:
+    """What every case needs: the sizes, where data dirs go, the load tool, the profile dir."""
+
+    sizes: Sizes
+    parent: Path
+    use_wrk: bool
+    profile_dir: Path | None
+
+    async def case(self, server: ServerProcess, slug: str, measure: Awaitable[Row]) -> Row:
+        """Run one case's measurement; with --profile, py-spy samples the server meanwhile."""
+        async with _profiling.profiled(server.pid, self.profile_dir, slug) as profile:
+            row = await measure
+        if profile is not None:
+            row.notes += ["py-spy: " + line for line in _profiling.top_frames(profile)]
+        return row
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.apiserver", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small smoke run (under 30 s)")
     parser.add_argument("--no-wrk", action="store_true", help="generate HTTP load with aiohttp even if wrk is present")
+    parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                        help="sample the server with py-spy during each case; collapsed stacks go to DIR/<case>.txt "
+                             "and the top frames into the notes (figures are then slightly pessimistic)")
     parser.add_argument("--dir", type=Path, default=None,
                         help="parent directory for the data dirs (default: a new temp dir, removed afterwards)")
     return parser.parse_args(argv)
@@ -101,6 +123,17 @@ def kubectl_binary() -> str | None:
         return None
 
 
+def source_revision() -> str:
+    """The commit measured, and whether the work tree differs from it."""
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown (not a git checkout)"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "apiserver", "storage", "cluster")
+    return head + (" + uncommitted changes in apiserver/storage/cluster" if dirty else "")
+
+
 def machine_facts(kubectl: str | None, use_wrk: bool) -> list[str]:
     load = os.getloadavg()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -111,28 +144,32 @@ def machine_facts(kubectl: str | None, use_wrk: bool) -> list[str]:
         kubectl_version = out.strip().splitlines()[0] if out.strip() else "unknown"
     return [
         f"nproc: {cpus}    load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
-        f"python: {platform.python_implementation()} {sys.version.split()[0]}; aiohttp {aiohttp.__version__}",
-        f"HTTP load: {wrk + ' (-t1, separate process)' if wrk else 'aiohttp client in this process'} for GET and "
-        f"create; aiohttp in this process for LIST and watch; servers are child processes (`haru up --http`)",
+        f"python: {platform.python_implementation()} {sys.version.split()[0]}; aiohttp {aiohttp.__version__}; "
+        f"haru at {source_revision()}",
+        f"HTTP load: {wrk.split(' Copyright')[0] + ' -t1 (separate process)' if wrk else 'aiohttp client in this process'}"
+        f" for GET and create; aiohttp in this process for LIST and watch; servers are child processes "
+        f"(`haru up --http`, except the cold-start case: HTTPS, as users run it)",
         f"kubectl: {kubectl_version}",
     ]
 
 
 async def run(args: argparse.Namespace) -> int:
-    sizes = QUICK if args.quick else FULL
-    use_wrk = not args.no_wrk
+    if args.profile is not None and not _profiling.available():
+        print("bench.apiserver: --profile needs py-spy on PATH (pip install py-spy)", file=sys.stderr)
+        return 2
     kubectl = kubectl_binary()
     parent = Path(tempfile.mkdtemp(prefix="haru-apibench-", dir=args.dir))
+    ctx = Run(QUICK if args.quick else FULL, parent, not args.no_wrk, args.profile)
     print(f"bench.apiserver ({'quick' if args.quick else 'full'} run)")
-    for fact in machine_facts(kubectl, use_wrk):
+    for fact in machine_facts(kubectl, ctx.use_wrk):
         print(fact)
     print(f"data dirs under {parent} (removed afterwards)")
     sys.stdout.flush()
     started = time.perf_counter()
     try:
-        rows = [await startup_row(sizes, kubectl, parent)]
-        rows += await pod_server_rows(sizes, parent, use_wrk)
-        rows += await configmap_server_rows(sizes, parent)
+        rows = [await startup_row(ctx, kubectl)]
+        rows += await pod_server_rows(ctx)
+        rows += await configmap_server_rows(ctx)
     finally:
         shutil.rmtree(parent, ignore_errors=True)
     _api_report.print_report(rows)
@@ -142,20 +179,21 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def startup_row(sizes: Sizes, kubectl: str | None, parent: Path) -> Row:
+async def startup_row(ctx: Run, kubectl: str | None) -> Row:
     anchor = "kwok ~5 s (kwok#335), envtest 10-15 s (published)"
     case = "haru up -> first kubectl get ns (p50)"
     if kubectl is None:
         return Row(case, [Figure("", math.nan, "s", 1.0, False)], anchor, 5.0,
                    ["kubectl v1.36.3 is not installed (pip install the test extra)"])
-    progress(f"cold start: {sizes.startup_runs} runs of haru up + kubectl get ns")
-    result = await _startup_case.measure_startup(kubectl, sizes.startup_runs, parent)
+    progress(f"cold start: {ctx.sizes.startup_runs} runs of haru up + kubectl get ns")
+    result = await _startup_case.measure_startup(kubectl, ctx.sizes.startup_runs, ctx.parent)
     return Row(case, [Figure("", _timing.median(result.totals), "s", 1.0, False)], anchor, 5.0, [result.describe()])
 
 
-async def pod_server_rows(sizes: Sizes, parent: Path, use_wrk: bool) -> list[Row]:
+async def pod_server_rows(ctx: Run) -> list[Row]:
     """One server over N pods: GET, LIST one namespace, RSS, LIST everything, then creates."""
-    data_dir = parent / "pods"
+    sizes = ctx.sizes
+    data_dir = ctx.parent / "pods"
     namespaces = [f"ns-{i:02d}" for i in range(sizes.pod_namespaces)] + [CREATE_NAMESPACE]
     total = sizes.pod_namespaces * sizes.pods_per_namespace
     progress(f"seeding {total:,} pods into {data_dir}")
@@ -166,8 +204,8 @@ async def pod_server_rows(sizes: Sizes, parent: Path, use_wrk: bool) -> list[Row
     try:
         progress(f"haru serving {server.url} (pid {server.pid}) after {server.ready_after:.2f} s; "
                  f"{server.memory().describe()}")
-        rows.append(await get_row(sizes, server, parent, use_wrk))
-        rows.append(await list_row(sizes, server))
+        rows.append(await ctx.case(server, "get", get_row(ctx, server)))
+        rows.append(await ctx.case(server, "list", list_row(ctx, server)))
         memory = server.memory()
         budget = 2 * seeded.value_bytes / 1e6 + 150
         rows.append(Row(
@@ -175,15 +213,16 @@ async def pod_server_rows(sizes: Sizes, parent: Path, use_wrk: bool) -> list[Row
             "-", None,
             [f"{seeded.describe('pods')}; budget 2 x {seeded.value_bytes / 1e6:,.0f} MB + 150 MB = {budget:,.0f} MB",
              f"after start, the GET load and the LISTs of one namespace: {memory.describe()}"]))
-        rows.append(await full_list_row(server, total, budget))
-        rows.append(await create_row(sizes, server, use_wrk))
+        rows.append(await ctx.case(server, "list-all", full_list_row(server, total, budget)))
+        rows.append(await ctx.case(server, "create", create_row(ctx, server)))
     finally:
         await server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     return rows
 
 
-async def get_row(sizes: Sizes, server: ServerProcess, parent: Path, use_wrk: bool) -> Row:
+async def get_row(ctx: Run, server: ServerProcess) -> Row:
+    sizes = ctx.sizes
     path = "/api/v1/namespaces/ns-00/pods/pod-000000"
     async with aiohttp.ClientSession() as session:
         async with session.get(server.url + path) as resp:
@@ -192,14 +231,15 @@ async def get_row(sizes: Sizes, server: ServerProcess, parent: Path, use_wrk: bo
                 raise RuntimeError(f"GET {path} answered {resp.status}: {body[:300]!r}")
     progress(f"GET one pod, {GET_CONNECTIONS} connections, {sizes.get_seconds:g} s: haru")
     haru = await _http_cases.measure_get(server.url + path, connections=GET_CONNECTIONS, seconds=sizes.get_seconds,
-                                         warmup=sizes.get_warmup, use_wrk=use_wrk)
-    body_path = parent / "pod.json"
+                                         warmup=sizes.get_warmup, use_wrk=ctx.use_wrk, server_cpu=server.cpu_seconds)
+    body_path = ctx.parent / "pod.json"
     body_path.write_bytes(body)
-    trivial_server = await ServerProcess.start_trivial(body_path, parent)
+    trivial_server = await ServerProcess.start_trivial(body_path, ctx.parent)
     try:
         progress("GET, same bytes, trivial aiohttp handler (the anchor)")
         trivial = await _http_cases.measure_get(trivial_server.url + path, connections=GET_CONNECTIONS,
-                                                seconds=sizes.get_seconds, warmup=sizes.get_warmup, use_wrk=use_wrk)
+                                                seconds=sizes.get_seconds, warmup=sizes.get_warmup,
+                                                use_wrk=ctx.use_wrk, server_cpu=trivial_server.cpu_seconds)
     finally:
         await trivial_server.stop()
     return Row(
@@ -211,10 +251,11 @@ async def get_row(sizes: Sizes, server: ServerProcess, parent: Path, use_wrk: bo
         [f"haru: {haru.describe()}", f"anchor: {trivial.describe()}"])
 
 
-async def list_row(sizes: Sizes, server: ServerProcess) -> Row:
-    n = sizes.pods_per_namespace
-    progress(f"LIST {n:,} pods x {sizes.list_repeats}")
-    result = await _http_cases.measure_list(server.url, "/api/v1/namespaces/ns-00/pods", repeats=sizes.list_repeats)
+async def list_row(ctx: Run, server: ServerProcess) -> Row:
+    n = ctx.sizes.pods_per_namespace
+    progress(f"LIST {n:,} pods x {ctx.sizes.list_repeats}")
+    result = await _http_cases.measure_list(server.url, "/api/v1/namespaces/ns-00/pods",
+                                            repeats=ctx.sizes.list_repeats)
     anchor_ms = KEP_2340_MS * result.items / KEP_2340_OBJECTS
     return Row(f"LIST {thousands(n)} pods (p50)", [Figure("", result.p50_ms, "ms", 100.0, False)],
                f"KEP-2340: 300k objects in 499 ms (= {anchor_ms:.1f} ms per {thousands(result.items)})", anchor_ms,
@@ -246,10 +287,11 @@ async def full_list_row(server: ServerProcess, total: int, budget: float) -> Row
                 f"{result.describe()}; afterwards {memory.describe()}"])
 
 
-async def create_row(sizes: Sizes, server: ServerProcess, use_wrk: bool) -> Row:
-    progress(f"create pods, {CREATE_CLIENTS} clients, {sizes.create_seconds:g} s")
+async def create_row(ctx: Run, server: ServerProcess) -> Row:
+    progress(f"create pods, {CREATE_CLIENTS} clients, {ctx.sizes.create_seconds:g} s")
     result = await _http_cases.measure_creates(server.url, CREATE_NAMESPACE, connections=CREATE_CLIENTS,
-                                               seconds=sizes.create_seconds, use_wrk=use_wrk)
+                                               seconds=ctx.sizes.create_seconds, use_wrk=ctx.use_wrk,
+                                               server_cpu=server.cpu_seconds)
     return Row(
         f"create pods, {CREATE_CLIENTS} clients, durable", [Figure("", result.per_second, "creates/s", 2_000)],
         f"etcd alone, 64 in flight: ~{ETCD_PUTS_64_IN_FLIGHT:,} puts/s (measurements 1.6)", ETCD_PUTS_64_IN_FLIGHT,
@@ -257,9 +299,10 @@ async def create_row(sizes: Sizes, server: ServerProcess, use_wrk: bool) -> Row:
          f"{result.load.requests - result.load.errors:,}); each 201 follows an fsync'ed LMDB commit (group commit)"])
 
 
-async def configmap_server_rows(sizes: Sizes, parent: Path) -> list[Row]:
+async def configmap_server_rows(ctx: Run) -> list[Row]:
     """One server over N configmaps: a LIST whose selector matches nothing, then watch latency."""
-    data_dir = parent / "configmaps"
+    sizes = ctx.sizes
+    data_dir = ctx.parent / "configmaps"
     watch_namespaces = [f"w-{i:03d}" for i in range(sizes.watch_namespaces)]
     namespaces = [f"cm-{i:02d}" for i in range(sizes.configmap_namespaces)] + watch_namespaces + [FANOUT_NAMESPACE]
     total = sizes.configmap_namespaces * sizes.configmaps_per_namespace
@@ -270,19 +313,19 @@ async def configmap_server_rows(sizes: Sizes, parent: Path) -> list[Row]:
     server = await ServerProcess.start_haru(data_dir)
     rows: list[Row] = []
     try:
-        rows.append(await selector_row(sizes, server, total, seeded))
-        rows.append(await watch_row(sizes, server, watch_namespaces))
-        rows.append(await fanout_row(sizes, server))
+        rows.append(await ctx.case(server, "selector", selector_row(ctx, server, total, seeded)))
+        rows.append(await ctx.case(server, "watch", watch_row(ctx, server, watch_namespaces)))
+        rows.append(await ctx.case(server, "fanout", fanout_row(ctx, server)))
     finally:
         await server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     return rows
 
 
-async def selector_row(sizes: Sizes, server: ServerProcess, total: int, seeded: _api_seed.Seeded) -> Row:
-    progress(f"LIST configmaps with a selector matching none of {total:,} x {sizes.selector_repeats}")
+async def selector_row(ctx: Run, server: ServerProcess, total: int, seeded: _api_seed.Seeded) -> Row:
+    progress(f"LIST configmaps with a selector matching none of {total:,} x {ctx.sizes.selector_repeats}")
     path = "/api/v1/configmaps?labelSelector=app%3Dnothing-matches"
-    result = await _http_cases.measure_list(server.url, path, repeats=sizes.selector_repeats)
+    result = await _http_cases.measure_list(server.url, path, repeats=ctx.sizes.selector_repeats)
     if result.items:
         raise RuntimeError(f"the selector was meant to match nothing but matched {result.items}")
     anchor_ms = KEP_2340_MS * total / KEP_2340_OBJECTS
@@ -292,11 +335,13 @@ async def selector_row(sizes: Sizes, server: ServerProcess, total: int, seeded: 
                [f"{seeded.describe('configmaps')}; {result.describe()}"])
 
 
-async def watch_row(sizes: Sizes, server: ServerProcess, namespaces: list[str]) -> Row:
+async def watch_row(ctx: Run, server: ServerProcess, namespaces: list[str]) -> Row:
+    sizes = ctx.sizes
     watchers = len(namespaces) * sizes.watchers_per_namespace
     progress(f"watch: {watchers:,} watchers, creates at {sizes.watch_rate:g}/s for {sizes.watch_seconds:g} s")
     result = await _api_watch.measure_watch(server.url, namespaces, sizes.watchers_per_namespace,
-                                            rate=sizes.watch_rate, seconds=sizes.watch_seconds, name_prefix="w-")
+                                            rate=sizes.watch_rate, seconds=sizes.watch_seconds, name_prefix="w-",
+                                            server_cpu=server.cpu_seconds)
     return Row(
         f"{thousands(watchers)} watchers during {sizes.watch_rate:g} writes/s: send -> last watcher (p99)",
         [Figure("", result.p99(), "ms", 100.0, False)],
@@ -307,15 +352,16 @@ async def watch_row(sizes: Sizes, server: ServerProcess, namespaces: list[str]) 
          f"the next row sends every write to all watchers at a low rate"])
 
 
-async def fanout_row(sizes: Sizes, server: ServerProcess) -> Row:
-    n = sizes.fanout_watchers
-    progress(f"watch fan-out: {n:,} watchers on one namespace, {sizes.fanout_writes} writes at 10/s")
+async def fanout_row(ctx: Run, server: ServerProcess) -> Row:
+    n = ctx.sizes.fanout_watchers
+    progress(f"watch fan-out: {n:,} watchers on one namespace, {ctx.sizes.fanout_writes} writes at 10/s")
     result = await _api_watch.measure_watch(server.url, [FANOUT_NAMESPACE], n, rate=10.0,
-                                            seconds=sizes.fanout_writes / 10.0, name_prefix="fan-")
+                                            seconds=ctx.sizes.fanout_writes / 10.0, name_prefix="fan-",
+                                            server_cpu=server.cpu_seconds)
     low, high = AIOHTTP_FANOUT_1000_MS
     return Row(
         f"1 write -> all {thousands(n)} watchers, 10 writes/s: send -> last watcher (p99)",
-        [Figure("", result.p99(), "ms")],
+        [Figure("", result.p99(), "ms", None, higher_is_better=False)],
         f"raw aiohttp fan-out to 1,000: last watcher {low}-{high} ms (measurements 1.5)", (low + high) / 2,
         [result.describe()])
 

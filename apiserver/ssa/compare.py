@@ -69,10 +69,11 @@ def _walk(lhs: Any, rhs: Any, node: shapes.Node, path: list[str], result: Compar
         for key in list(left) + [k for k in right if k not in left]:
             before, after = left.get(key, MISSING), right.get(key, MISSING)
             if zero_of is not None and (before is MISSING or after is MISSING):
+                # Only a struct that is there holds its Go zero fields; a new list item has none.
                 zero = zero_of(node, key)
                 if zero is not MISSING:
-                    before = zero if before is MISSING else before
-                    after = zero if after is MISSING else after
+                    before = zero if before is MISSING and isinstance(lhs, dict) else before
+                    after = zero if after is MISSING and isinstance(rhs, dict) else after
             path.append(elements.field(key))
             _walk(before, after, shapes.field_node(node, key), path, result, zero_of)
             path.pop()

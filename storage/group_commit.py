@@ -18,6 +18,7 @@ from collections.abc import Callable
 import lmdb
 
 from storage import compaction, errors
+from storage.compaction import CompactionPlan
 from storage.records import Event
 from storage.retention import Retention, plan_for
 from storage.writer import BatchOutcome, Writer
@@ -117,27 +118,30 @@ class GroupCommitter:
         plan = plan_for(self._retention, self.revision, self._compact_target, size)
         self._in_flight = True
         done = self._thread.submit(self._writer.commit, batch, self.revision, plan)
-        done.add_done_callback(lambda finished: self._back_on_loop(batch, finished))
+        done.add_done_callback(lambda finished: self._back_on_loop(batch, plan, finished))
 
     def _back_on_loop(
-        self, batch: list[WriteRequest], finished: concurrent.futures.Future[BatchOutcome]
+        self,
+        batch: list[WriteRequest],
+        plan: CompactionPlan,
+        finished: concurrent.futures.Future[BatchOutcome],
     ) -> None:
         try:
-            self._loop.call_soon_threadsafe(self._finish, batch, finished.result())
+            self._loop.call_soon_threadsafe(self._finish, batch, plan, finished.result())
         except RuntimeError:  # the loop is gone; nobody is left to acknowledge
             pass
 
-    def _finish(self, batch: list[WriteRequest], outcome: BatchOutcome) -> None:
+    def _finish(self, batch: list[WriteRequest], plan: CompactionPlan, outcome: BatchOutcome) -> None:
         self._in_flight = False
         if outcome.failure is None:
-            self._committed(batch, outcome)
+            self._committed(batch, plan, outcome)
         elif isinstance(outcome.failure, lmdb.MapFullError) and self._grow_map():
             self._pending[:0] = batch  # retry the same batch, in the same order, first
         else:
             self._failed(batch, outcome.failure)
         self._start()
 
-    def _committed(self, batch: list[WriteRequest], outcome: BatchOutcome) -> None:
+    def _committed(self, batch: list[WriteRequest], plan: CompactionPlan, outcome: BatchOutcome) -> None:
         if outcome.revision != self.revision or outcome.compacted is not None:
             self.commits += 1
         self.revision = outcome.revision
@@ -146,7 +150,7 @@ class GroupCommitter:
         if not batch:
             self._compaction_wanted = outcome.compaction_left
             if outcome.compacted is None:
-                self._fail_stuck_compaction_waiters()
+                self._fail_stuck_compaction_waiters(plan.target)
         elif outcome.compaction_left:
             self._compaction_wanted = True
         for request, result in zip(batch, outcome.results):
@@ -208,15 +212,22 @@ class GroupCommitter:
                 self._compaction_wanted = True
         self._compaction_waiters = still_waiting
 
-    def _fail_stuck_compaction_waiters(self) -> None:
-        # A standalone step found nothing to delete, yet a compact() waits for a higher mark: the
-        # log is not gap-free below its target. That breaks an invariant; say so instead of hanging.
+    def _fail_stuck_compaction_waiters(self, step_target: int) -> None:
+        # A standalone step planned for `step_target` found nothing to delete, yet a compact() that
+        # this step should have served still waits: the log is not gap-free below the target. That
+        # breaks an invariant; say so instead of looping. (Waiters for a higher target registered
+        # after the step was planned are served by the next step.)
+        still_waiting = []
         for target, waiter in self._compaction_waiters:
-            if not waiter.done():
+            if waiter.done():
+                continue
+            if target <= step_target:
                 waiter.set_exception(
                     RuntimeError(f"compaction to {target} found no log entries past {self.compacted}")
                 )
-        self._compaction_waiters.clear()
+            else:
+                still_waiting.append((target, waiter))
+        self._compaction_waiters = still_waiting
 
     def _wake_idle_waiters(self) -> None:
         waiters, self._idle_waiters = self._idle_waiters, []

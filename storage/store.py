@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,6 +26,20 @@ from storage.records import Event, ListResult, Record
 from storage.retention import Retention, enforce
 from storage.watch_hub import WatchHub, Watcher
 from storage.writer import Writer
+
+# Directories with an open Store in this process: LMDB forbids opening one env twice per process.
+_open_paths: set[str] = set()
+# Stores of this process; a child created by fork() must not touch them (LMDB's rule).
+_live_stores: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def _forbid_use_after_fork() -> None:
+    for store in list(_live_stores):
+        store._forked = True
+    _open_paths.clear()
+
+
+os.register_at_fork(after_in_child=_forbid_use_after_fork)
 
 TryUpdate = Callable[[dict[str, Any] | None], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
@@ -46,7 +61,10 @@ class Store:
         committer: GroupCommitter,
         hub: WatchHub,
         retention_task: asyncio.Task[None],
+        path: str,
     ) -> None:
+        self._path = path
+        self._forked = False
         self._env = env
         self._dbs = dbs
         self._committer = committer
@@ -73,6 +91,9 @@ class Store:
         if max_map_size is not None and max_map_size < map_size:
             raise ValueError("max_map_size is smaller than map_size")
         os.makedirs(path, exist_ok=True)
+        real_path = os.path.realpath(path)
+        if real_path in _open_paths:
+            raise RuntimeError(f"a Store is already open on {real_path} in this process")
         # sync=True and metasync=True: a commit returns after fdatasync, so an acknowledged write
         # survives power loss. Never writemap: a full disk would kill the process with SIGBUS.
         env = lmdb.open(
@@ -85,6 +106,7 @@ class Store:
         except BaseException:
             env.close()
             raise
+        _open_paths.add(real_path)
         hub = WatchHub(
             revision,
             watch_ring_capacity,
@@ -99,7 +121,9 @@ class Store:
         task = asyncio.create_task(
             enforce(retention, committer), name="haru-storage-retention"
         )
-        return cls(env, dbs, committer, hub, task)
+        store = cls(env, dbs, committer, hub, task, real_path)
+        _live_stores.add(store)
+        return store
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -231,6 +255,8 @@ class Store:
         if self._closed:
             return
         self._closed = True
+        if self._forked:
+            return  # the parent owns the environment and the writer thread
         self._retention_task.cancel()
         try:
             await self._retention_task
@@ -239,10 +265,15 @@ class Store:
         await self._committer.close()
         self._hub.close()
         self._env.close()
+        _open_paths.discard(self._path)
 
     def _check_open(self) -> None:
         if self._closed:
             raise errors.StorageUnavailable("the store is closed")
+        if self._forked:
+            raise errors.StorageUnavailable(
+                "this store was opened before fork(); open a new one in this process"
+            )
 
 
 def _check_consistency(env: lmdb.Environment, dbs: layout.Databases) -> tuple[int, int]:

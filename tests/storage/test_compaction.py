@@ -120,3 +120,14 @@ async def test_compacting_to_a_future_revision_is_refused(store: Store) -> None:
     await store.compact(1)
     await store.compact(1)  # already there: returns at once
     assert store.compacted_revision == 1
+
+
+async def test_compact_called_while_a_stale_standalone_step_is_in_flight(store: Store) -> None:
+    """The retention nudge's step was planned before compact() raised the target; the next step
+    must serve the compact(), not fail it."""
+    for i in range(20):
+        await store.create(pod_key(f"p{i}"), pod(f"p{i}"))
+    for target in (5, 12, 20):
+        store._committer.nudge_compaction()  # a standalone step with the old target, in flight
+        await store.compact(target)
+        assert store.compacted_revision == target

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import msgspec
 import pytest
 
@@ -151,3 +153,31 @@ async def test_objects_persist_across_a_restart(open_store: OpenStore, tmp_path)
     assert reopened.revision == 22
     assert {r.key: r for r in reopened.list("/registry/pods/").records} == written
     assert (await reopened.create(pod_key("new"), pod("new"))).revision == 23
+
+
+async def test_one_directory_cannot_be_opened_twice_in_one_process(
+    open_store: OpenStore, tmp_path
+) -> None:
+    store = await open_store(tmp_path / "once")
+    with pytest.raises(RuntimeError, match="already open"):
+        await open_store(tmp_path / "once")
+    await store.close()
+    reopened = await open_store(tmp_path / "once")
+    assert reopened.revision == 0
+
+
+async def test_a_forked_child_may_not_use_the_parents_store(store: Store) -> None:
+    await store.create(pod_key("a"), pod("a"))
+    pid = os.fork()
+    if pid == 0:  # the child: every use must be refused, and nothing may be touched
+        code = 0
+        try:
+            store.get(pod_key("a"))
+            code = 1
+        except errors.StorageUnavailable:
+            pass
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert store.get(pod_key("a")) is not None
+    assert (await store.create(pod_key("b"), pod("b"))).revision == 2

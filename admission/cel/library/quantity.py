@@ -9,6 +9,7 @@ exact (Python `Decimal` with enough precision), as inf.Dec is upstream. Register
 from __future__ import annotations
 
 import decimal
+import functools
 import re
 from decimal import Decimal
 
@@ -39,6 +40,7 @@ _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _EXPONENT = re.compile(r"[eE][-+]?[0-9]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse(text: str) -> Decimal:
     """The exact value of a quantity string, or LibraryError with resource.ParseQuantity's text."""
     if not text:

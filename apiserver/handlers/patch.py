@@ -113,6 +113,7 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
             before_rv = current["metadata"].get("resourceVersion")
             obj = _server_side_apply(ep, current, patch, query, subresource) if applying \
                 else _apply(ep, media, patch, copy(current))
+            owners = obj.get("metadata", {}).get("managedFields") if applying and isinstance(obj, dict) else None
             if not isinstance(obj, dict):
                 raise errors.APIError(422, "Invalid", "the patched object is not a JSON object")
             meta = obj.setdefault("metadata", {})
@@ -120,6 +121,8 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
                 raise errors.conflict(ep.resource.resource, ep.resource.group, name, errors.MODIFIED)
             warnings = writing.prepare_update(ep, obj, current, query, agent, strategy=strategy,
                                               subresource=subresource, operation=operation)
+            if applying and not owners:  # nobody owns anything now; prepare_update restored the old list
+                obj["metadata"].pop("managedFields", None)
             created = False
         if dry_run:
             raise DryRunResult(obj, created)

@@ -36,8 +36,19 @@ _KEY_DEFAULTS = {
 }
 
 
+_BY_REF: dict[str, dict[str, Any]] = {}  # `$ref` → definition; the walks resolve the same refs all the time
+
+
 def resolve(node: Node) -> Node:
-    return schemas.resolve(node) if node else None
+    if not node:
+        return None
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        found = _BY_REF.get(ref)
+        if found is None:
+            found = _BY_REF[ref] = schemas.resolve(node)
+        return found
+    return schemas.resolve(node) if "allOf" in node else node
 
 
 @functools.cache

@@ -97,7 +97,8 @@ class Engine:
         merged = merge.merge(live, config, self.node)
         last = managers.get(applier)
         managers[applier] = Owned(applied_set, api_version, True)
-        if last is not None and last.fields:
+        # Pruning can only remove what the applier owned and dropped; applying a superset is a no-op.
+        if last is not None and fieldsets.difference(last.fields, applied_set):
             merged = self._prune(merged, managers, last.fields)
         self._update(live, merged, managers, applier, force)
         return merged, managers, not comparing.same(live, merged)

@@ -51,7 +51,7 @@ _TYPE_BLIND = {"_==_", "_!=_", "_+_"}
 
 
 class OverLimit(Exception):
-    """Raised inside `bound()` as soon as the running cost passes the limit."""
+    """Raised by a compiled bound as soon as the running cost passes the limit."""
 
 
 @dataclass(frozen=True)
@@ -94,38 +94,24 @@ def _mul(count: int, cost: float) -> int:
 
 
 class _Walk:
-    def __init__(self, data: dict[str, Any] | None, limit: int | None):
-        self.data = data
-        self.limit = limit
-        self.spent = 0  # running max cost, for the early stop
-        self.unknown = _Value(False, size=MAX_REQUEST_SIZE_BYTES)
+    """The static estimator: constants are known, every variable is of unknown size."""
 
-    def charge(self, amount: int) -> None:
-        if self.limit is not None:
-            self.spent = _add(self.spent, amount)
-            if self.spent > self.limit:
-                raise OverLimit
+    def __init__(self) -> None:
+        self.unknown = _Value(False, size=MAX_REQUEST_SIZE_BYTES)
 
     def walk(self, node: Node, scope: dict[str, _Value]) -> tuple[int, int, _Value]:
         kind = node.kind
         if kind == "const":
             return 0, 0, _Value(True, node.value)
         if kind == "ident":
-            self.charge(1)
-            if node.name in scope:
-                return 1, 1, scope[node.name]
-            if self.data is not None and node.name in self.data:
-                return 1, 1, _Value(True, self.data[node.name])
-            return 1, 1, self.unknown
+            return 1, 1, scope.get(node.name, self.unknown)
         if kind == "select":
             lo, hi, operand = self.walk(node.target, scope)  # type: ignore[arg-type]
             if node.value:  # has(): free, as Kubernetes configures cel-go
                 return lo, hi, _Value(True, False)
-            self.charge(1)
             return lo + 1, _add(hi, 1), operand.child(node.name)
         if kind in ("list", "map", "struct"):
             base = {"list": _LIST_CREATE, "map": _MAP_CREATE, "struct": _STRUCT_CREATE}[kind]
-            self.charge(base)
             lo, hi, parts = base, base, []
             for child in node.args:
                 c_lo, c_hi, value = self.walk(child, scope)
@@ -146,28 +132,16 @@ class _Walk:
         inner[node.accu_var] = _Value(False, size=max(size, init.size_bound()))
         lo, hi = r_lo + i_lo, _add(r_hi, i_hi)
         if size:
-            elements: list[Any] | None = None
-            if rng.known and isinstance(rng.value, (list, dict)):
-                elements = list(rng.value)
-            inner[node.name] = _Value(False, size=rng.size_bound()) if elements is None else rng
-            saved, self.spent = self.spent, 0
-            limit, self.limit = self.limit, None
-            _, body_hi = self.body(node, inner, self.unknown_element(rng))
-            self.spent, self.limit = saved, limit
-            if elements is None or body_hi <= _CHEAP_BODY:
-                per_element = body_hi
-                self.charge(_mul(size, per_element))
-                hi = _add(hi, _mul(size, per_element))
-            else:
+            elements = list(rng.value) if rng.known and isinstance(rng.value, (list, dict)) else None
+            if elements is None:
+                _, body_hi = self.body(node, inner, _Value(False, size=size))
+                hi = _add(hi, _mul(size, body_hi))
+            else:  # a literal range: each element's own cost
                 for element in elements:
-                    _, element_hi = self.body(node, inner, _Value(True, element))
-                    hi = _add(hi, element_hi)
+                    hi = _add(hi, self.body(node, inner, _Value(True, element))[1])
         inner.pop(node.name, None)
         res_lo, res_hi, _ = self.walk(node.result, inner)  # type: ignore[arg-type]
         return lo + res_lo, _add(hi, res_hi), _Value(False, size=size)
-
-    def unknown_element(self, rng: _Value) -> _Value:
-        return _Value(False, size=rng.size_bound()) if not rng.known else self.unknown
 
     def body(self, node: Node, scope: dict[str, _Value], element: _Value) -> tuple[int, int]:
         scope[node.name] = element
@@ -193,7 +167,6 @@ class _Walk:
         sizes = [w[2].size_bound() if w[2].known else -1 for w in walked]
         own = self.own_cost(name, sizes)
         sizes = [self.unknown.size if size < 0 else size for size in sizes]
-        self.charge(own)
         return lo + 1, _add(hi, own), _Value(False, size=max(sizes, default=0))
 
     @staticmethod
@@ -221,7 +194,7 @@ class _Walk:
 
 def estimate(root: Node) -> CostEstimate:
     """Static (min, max) cost with every unknown size bounded by the maximum request size."""
-    lo, hi, _ = _Walk(None, None).walk(root, {})
+    lo, hi, _ = _Walk().walk(root, {})
     return CostEstimate(min(lo, _SATURATED), hi)
 
 
@@ -246,7 +219,7 @@ def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str,
     statically at this point: a body whose cost does not grow with its data (at most
     `_CHEAP_BODY`) is charged as count × static cost; only the others are walked per element.
     """
-    walk = _Walk(None, None)
+    walk = _Walk()
     limit_now = [_SATURATED]  # the limit of the evaluation in progress, for early stops
 
     def build(node: Node, loop_vars: frozenset[str]) -> Bound:

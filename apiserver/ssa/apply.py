@@ -58,6 +58,7 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], manager: str, *, 
     if (config.get("metadata") or {}).get("managedFields"):
         raise errors.bad_request("metadata.managedFields must be nil")
     current: dict[str, Any] = copy(live) if live is not None else {}
+    live_meta_keys = list(current.get("metadata") or {})
     entries = (current.get("metadata") or {}).pop("managedFields", None)
     try:
         ownership = managers.decode(entries)
@@ -88,9 +89,20 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], manager: str, *, 
     meta = result.setdefault("metadata", {})
     if encoded:
         meta["managedFields"] = encoded
+        result["metadata"] = _in_live_order(meta, live_meta_keys)
     else:
         meta.pop("managedFields", None)
     return result
+
+
+def _in_live_order(meta: dict[str, Any], live_keys: list[str]) -> dict[str, Any]:
+    """Put managedFields back where the live object had it, so an apply that changes nothing
+    encodes to the stored bytes and the store writes nothing (no new resourceVersion)."""
+    if "managedFields" not in live_keys:
+        return meta
+    ordered = {k: meta[k] for k in live_keys if k in meta}
+    ordered.update((k, v) for k, v in meta.items() if k not in ordered)
+    return ordered
 
 
 def _apply_with_last_applied(engine: Engine, current: dict[str, Any], config: dict[str, Any],

@@ -50,6 +50,9 @@ def test_server_side_apply_twice_changes_one_field_and_removes_another(haru: Clu
     assert cm["data"] == {"a": "changed"}
     assert cm["metadata"]["labels"] == {"app": "web"}
     assert _owners(cm)[("kubectl", "Apply")] == {"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {"f:app": {}}}}
+    haru.kubectl("-n", ns, "apply", "--server-side", "-f", "-", input=second)
+    again = _get(haru, ns, "configmap", "settings")
+    assert again["metadata"]["resourceVersion"] == cm["metadata"]["resourceVersion"]  # a no-op writes nothing
 
 
 def test_two_managers_conflict_with_kubectl_text_then_force_takes_ownership(haru: Cluster) -> None:
@@ -139,3 +142,19 @@ def test_helm_install_and_upgrade_apply_server_side(haru: Cluster) -> None:
     assert managers.get("helm") == "Apply", managers
     deploy = _get(haru, ns, "deployment", "rel1-web")
     assert deploy["spec"]["replicas"] == 2
+
+
+def test_cleared_managed_fields_make_the_next_apply_meet_before_first_apply(haru: Cluster) -> None:
+    ns = _ns(haru, "ssa-cleared")
+    haru.kubectl("-n", ns, "create", "configmap", "settings", "--from-literal=k=one")
+    haru.kubectl("-n", ns, "patch", "configmap", "settings", "--type=json",
+                 "-p", '[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]')
+    assert "managedFields" not in _get(haru, ns, "configmap", "settings")["metadata"]
+    clash = haru.kubectl("-n", ns, "apply", "--server-side", "--field-manager=tool", "-f", "-",
+                         input=CONFIG.format(labels="{}", data="{k: two}"), check=False)
+    assert 'conflict with "before-first-apply" using v1: .data.k' in clash.stderr, clash.stderr
+    haru.kubectl("-n", ns, "apply", "--server-side", "--field-manager=tool", "-f", "-",
+                 input=CONFIG.format(labels="{}", data="{k: one, j: two}"))
+    owners = _owners(_get(haru, ns, "configmap", "settings"))
+    assert owners[("before-first-apply", "Update")] == {"f:data": {".": {}, "f:k": {}}}
+    assert owners[("tool", "Apply")]["f:data"] == {"f:j": {}, "f:k": {}}

@@ -113,9 +113,14 @@ async def measure_watch(
         await asyncio.sleep(0.01)
     for task in tasks:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    ended = await asyncio.gather(*tasks, return_exceptions=True)
+    # A watcher the store closed (e.g. WatchClosed for falling behind) ends with its error.
+    errors = [e for e in ended if isinstance(e, BaseException) and not isinstance(e, asyncio.CancelledError)]
 
-    return _summarize(logs, issued, acked, set(revisions), rate, achieved, len(items))
+    result = _summarize(logs, issued, acked, set(revisions), rate, achieved, len(items))
+    if errors:
+        result.problems.insert(0, f"{len(errors)} watchers ended with an error, first: {errors[0]!r}")
+    return result
 
 
 def _summarize(

@@ -163,7 +163,8 @@ async def watch_row(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progres
         lambda rev, log: haru.watch_into(prefix, rev, log), haru.put, items,
         haru.store.revision, sizes.watchers, sizes.watch_rate,
     )
-    notes = ["latency = delivery time - time the write's await returned (durable ack)",
+    notes = ["every watcher watches the whole prefix, so each write is delivered once per watcher; "
+             "latency = delivery time - time the write's await returned (durable ack)",
              f"haru: {haru_watch.describe()}"] + [f"haru problem: {p}" for p in haru_watch.problems]
     etcd_watch = None
     if etcd is not None:

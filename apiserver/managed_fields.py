@@ -41,7 +41,7 @@ def on_update(old: dict[str, Any], new: dict[str, Any], manager: str, schema: di
 
 
 def _is_reset(entries: Any) -> bool:
-    return entries == [] or entries == [{}]
+    return isinstance(entries, list) and (not entries or entries == [{}])
 
 
 def _base(old: dict[str, Any] | None, new: dict[str, Any], subresource: str) -> Ownership:

@@ -23,7 +23,7 @@ from apiserver.ssa.updater import Conflicts, Engine, Owned
 __all__ = ["apply", "ConflictError", "Conflict", "engine_for", "STRIPPED"]
 
 BEFORE_FIRST_APPLY = "before-first-apply"
-_SELF = {fieldsets.SELF: {}}
+_SELF: dict[str, Any] = {fieldsets.SELF: {}}
 # What no manager ever owns: identity and server-kept metadata (kube's stripMetaManager, plus the
 # deletion marks, which only the server sets).
 STRIPPED: fieldsets.FieldSet = {
@@ -46,7 +46,7 @@ def engine_for(schema: shapes.Node, subresource: str, objects: list[dict[str, An
     return Engine(shapes.for_object(schema), ignored, go_types.zero_of)
 
 
-def copy(value: Any) -> Any:
+def copy(value: Any) -> Any:  # a deep copy of JSON data
     return msgspec.json.decode(msgspec.json.encode(value))
 
 
@@ -82,7 +82,7 @@ def apply(live: dict[str, Any] | None, config: dict[str, Any], manager: str, *, 
     if changed:
         ownership.times[applier] = managers.now()
     managers.cap_updates(ownership)
-    result = _without_applied_nulls(merged, config)
+    result: dict[str, Any] = _without_applied_nulls(merged, config)
     if manager == last_applied.KUBECTL:
         last_applied.refresh(result, config)
     encoded = managers.encode(ownership)
@@ -124,7 +124,7 @@ def _apply_with_last_applied(engine: Engine, current: dict[str, Any], config: di
 
 def _listed(found: Conflicts) -> list[tuple[tuple[str, ...], Conflict]]:
     out = []
-    for identity in sorted(found.by_manager, key=lambda i: tuple(i)):
+    for identity in sorted(found.by_manager):
         owned = found.by_manager[identity]
         for path in fieldsets.paths(owned.fields):
             out.append((path, Conflict(elements.render_path(path), identity.manager, owned.api_version,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from apiserver.ssa import fieldsets
-from apiserver.ssa.updater import Managers, Owned
+from apiserver.ssa.updater import Owned
 
 MAX_UPDATE_MANAGERS = 10
 ANCIENT_CHANGES = "ancient-changes"
@@ -33,7 +33,7 @@ class Identity(NamedTuple):
 @dataclass
 class Ownership:
     """Decoded managedFields: field sets by identity and the time each entry last changed."""
-    managers: Managers = field(default_factory=dict)
+    managers: dict[Identity, Owned] = field(default_factory=dict)
     times: dict[Identity, str] = field(default_factory=dict)
 
 

@@ -88,7 +88,8 @@ def field_node(node: Node, key: str) -> Node:
         return None
     properties = struct.get("properties")
     if isinstance(properties, dict) and key in properties:
-        return properties[key]
+        found: dict[str, Any] = properties[key]
+        return found
     values = struct.get("additionalProperties")
     return values if isinstance(values, dict) else None
 
@@ -97,11 +98,6 @@ def is_named_field(node: Node, key: str) -> bool:
     struct = resolve(node)
     properties = struct.get("properties") if struct else None
     return isinstance(properties, dict) and key in properties
-
-
-def is_struct(node: Node) -> bool:
-    struct = resolve(node)
-    return bool(struct) and isinstance(struct.get("properties"), dict)
 
 
 def map_is_atomic(node: Node) -> bool:

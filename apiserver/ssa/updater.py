@@ -11,7 +11,7 @@ Callers: `apply.apply` and `managed_fields.on_update`; identities and encoding a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable
+from typing import Any
 
 from apiserver.ssa import compare as comparing
 from apiserver.ssa import fieldsets, merge, remove, shapes, to_set
@@ -24,13 +24,13 @@ class Owned:
     applied: bool
 
 
-Managers = dict[Hashable, Owned]
+Managers = dict[Any, Owned]  # by manager identity (managers.Identity); the engine only compares them
 
 
 class Conflicts(Exception):
     """Fields an apply would take from other managers, by manager identity."""
 
-    def __init__(self, by_manager: dict[Hashable, Owned]) -> None:
+    def __init__(self, by_manager: dict[Any, Owned]) -> None:
         super().__init__(f"{len(by_manager)} managers conflict")
         self.by_manager = by_manager
 
@@ -49,7 +49,7 @@ class Engine:
     def field_set(self, value: Any, *, strict: bool = False) -> fieldsets.FieldSet:
         return to_set.field_set(value, self.node, strict=strict)
 
-    def _update(self, old: Any, new: Any, managers: Managers, writer: Hashable,
+    def _update(self, old: Any, new: Any, managers: Managers, writer: Any,
                 force: bool) -> comparing.Comparison:
         """Take changed fields from the other managers (in place) and drop removed ones."""
         full = self.compare(old, new)
@@ -76,7 +76,7 @@ class Engine:
                 del managers[identity]
         return full
 
-    def update(self, live: Any, new: Any, managers: Managers, writer: Hashable, api_version: str) -> Managers:
+    def update(self, live: Any, new: Any, managers: Managers, writer: Any, api_version: str) -> Managers:
         """Ownership after a non-apply write of `new` over `live` by `writer`."""
         managers = dict(managers)
         full = self._update(live, new, managers, writer, force=True)
@@ -89,7 +89,7 @@ class Engine:
             managers.pop(writer, None)
         return managers
 
-    def apply(self, live: Any, config: Any, managers: Managers, applier: Hashable, api_version: str,
+    def apply(self, live: Any, config: Any, managers: Managers, applier: Any, api_version: str,
               force: bool) -> tuple[Any, Managers, bool]:
         """(the new object, ownership, whether the object changed). Raises Conflicts."""
         managers = dict(managers)

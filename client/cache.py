@@ -8,6 +8,7 @@ decoded dicts as they came off the wire: readers must not mutate them.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -54,13 +55,13 @@ class Store:
     def get(self, key: str) -> Obj | None:
         return self._items.get(key)
 
-    def keys(self) -> list[str]:
+    def keys(self) -> builtins.list[str]:
         return list(self._items)
 
-    def list(self) -> list[Obj]:
+    def list(self) -> builtins.list[Obj]:
         return list(self._items.values())
 
-    def by_index(self, index: str, value: str) -> list[Obj]:
+    def by_index(self, index: str, value: str) -> builtins.list[Obj]:
         keys = self._indices[index].get(value, ())
         return [self._items[k] for k in sorted(keys)]
 

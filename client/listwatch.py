@@ -10,7 +10,7 @@ client, for servers that ignore the parameter.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol
+from typing import Any, AsyncGenerator, Protocol
 
 from client.resources import Resource
 from client.rest import RestClient
@@ -23,7 +23,7 @@ class ListerWatcher(Protocol):
                    continue_token: str = "") -> dict[str, Any]: ...
 
     def watch(self, *, resource_version: str = "", send_initial_events: bool = False,
-              timeout_seconds: int | None = None) -> AsyncIterator[dict[str, Any]]: ...
+              timeout_seconds: int | None = None) -> AsyncGenerator[dict[str, Any], None]: ...
 
 
 @dataclass
@@ -44,7 +44,7 @@ class ListWatch:
         )
 
     def watch(self, *, resource_version: str = "", send_initial_events: bool = False,
-              timeout_seconds: int | None = None) -> AsyncIterator[dict[str, Any]]:
+              timeout_seconds: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
         return self.client.watch(
             self.resource, self.namespace, resource_version=resource_version, label_selector=self.label_selector,
             field_selector=self.field_selector, shard_selector=self.shard_selector,

@@ -9,7 +9,7 @@ settings come from `kubeconfig.Config`.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncGenerator, AsyncIterator, Iterable
 
 import aiohttp
 import msgspec
@@ -87,7 +87,7 @@ class RestClient:
 
     async def get(self, resource: Resource, name: str, namespace: str | None = None,
                   subresource: str | None = None) -> dict[str, Any]:
-        return await self.request("GET", resource.path(namespace, name, subresource))
+        return _object(await self.request("GET", resource.path(namespace, name, subresource)))
 
     async def list(self, resource: Resource, namespace: str | None = None, *, label_selector: str = "",
                    field_selector: str = "", shard_selector: str = "", limit: int = 0,
@@ -96,13 +96,13 @@ class RestClient:
         query = _query(labelSelector=label_selector, fieldSelector=field_selector, shardSelector=shard_selector,
                        limit=limit or None, resourceVersion=resource_version,
                        resourceVersionMatch=resource_version_match, **{"continue": continue_token})
-        return await self.request("GET", resource.path(namespace), query=query,
-                                  accept=METADATA_LIST if metadata_only else JSON)
+        return _object(await self.request("GET", resource.path(namespace), query=query,
+                                  accept=METADATA_LIST if metadata_only else JSON))
 
     async def watch(self, resource: Resource, namespace: str | None = None, *, resource_version: str = "",
                     label_selector: str = "", field_selector: str = "", shard_selector: str = "",
                     send_initial_events: bool = False, allow_bookmarks: bool = True,
-                    timeout_seconds: int | None = None, metadata_only: bool = False) -> AsyncIterator[dict[str, Any]]:
+                    timeout_seconds: int | None = None, metadata_only: bool = False) -> AsyncGenerator[dict[str, Any], None]:
         """Events as `{"type", "object"}` dicts until the server ends the stream; ERROR raises.
 
         An async generator: close it (`contextlib.aclosing`) to drop the connection early.
@@ -125,32 +125,32 @@ class RestClient:
 
     async def create(self, resource: Resource, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
         ns = namespace or (obj.get("metadata") or {}).get("namespace")
-        return await self.request("POST", resource.path(ns), body=obj)
+        return _object(await self.request("POST", resource.path(ns), body=obj))
 
     async def update(self, resource: Resource, obj: dict[str, Any], namespace: str | None = None,
                      subresource: str | None = None) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         ns = namespace or meta.get("namespace")
-        return await self.request("PUT", resource.path(ns, meta["name"], subresource), body=obj)
+        return _object(await self.request("PUT", resource.path(ns, meta["name"], subresource), body=obj))
 
     async def patch(self, resource: Resource, name: str, patch: Any, namespace: str | None = None, *,
                     patch_type: str = "merge", subresource: str | None = None, field_manager: str = "",
                     force: bool = False) -> dict[str, Any]:
         query = _query(fieldManager=field_manager, force=force)
-        return await self.request("PATCH", resource.path(namespace, name, subresource), query=query, body=patch,
-                                  content_type=PATCH_TYPES[patch_type])
+        return _object(await self.request("PATCH", resource.path(namespace, name, subresource), query=query, body=patch,
+                                  content_type=PATCH_TYPES[patch_type]))
 
     async def delete(self, resource: Resource, name: str, namespace: str | None = None, *,
                      propagation_policy: str | None = None, uid: str | None = None,
                      resource_version: str | None = None, grace_period_seconds: int | None = None) -> dict[str, Any]:
-        return await self.request("DELETE", resource.path(namespace, name),
-                                  body=_delete_options(propagation_policy, uid, resource_version, grace_period_seconds))
+        return _object(await self.request("DELETE", resource.path(namespace, name),
+                                  body=_delete_options(propagation_policy, uid, resource_version, grace_period_seconds)))
 
     async def delete_collection(self, resource: Resource, namespace: str | None = None, *, label_selector: str = "",
                                 field_selector: str = "", propagation_policy: str | None = None) -> dict[str, Any]:
         query = _query(labelSelector=label_selector, fieldSelector=field_selector)
-        return await self.request("DELETE", resource.path(namespace), query=query,
-                                  body=_delete_options(propagation_policy, None, None, None))
+        return _object(await self.request("DELETE", resource.path(namespace), query=query,
+                                  body=_delete_options(propagation_policy, None, None, None)))
 
 
 def _delete_options(policy: str | None, uid: str | None, rv: str | None, grace: int | None) -> dict[str, Any]:
@@ -163,6 +163,12 @@ def _delete_options(policy: str | None, uid: str | None, rv: str | None, grace: 
     if preconditions:
         body["preconditions"] = preconditions
     return body
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise errors.APIError(500, "", f"expected a JSON object from the server, got {type(value).__name__}")
+    return value
 
 
 def _decode_or_text(raw: bytes) -> Any:
@@ -188,7 +194,7 @@ async def _events(content: aiohttp.StreamReader) -> AsyncIterator[dict[str, Any]
 
 
 def _event(line: bytes) -> dict[str, Any]:
-    event = msgspec.json.decode(line)
+    event = _object(msgspec.json.decode(line))
     if event.get("type") == "ERROR":
         raise errors.APIError.from_status(500, event.get("object"))
     return event

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import uuid
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator
 
 from client import cache
 from client.errors import APIError
@@ -121,7 +121,7 @@ class FakeListWatch:
                 "metadata": meta, "items": page}
 
     async def watch(self, *, resource_version: str = "", send_initial_events: bool = False,
-                    timeout_seconds: int | None = None) -> AsyncIterator[Obj]:
+                    timeout_seconds: int | None = None) -> AsyncGenerator[Obj, None]:
         self.calls.append(("watch", {"resource_version": resource_version,
                                      "send_initial_events": send_initial_events}))
         if send_initial_events and not self.watch_list:

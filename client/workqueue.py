@@ -28,7 +28,7 @@ class ExponentialBackoff:
     def when(self, key: Hashable) -> float:
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        return min(self.base * (2 ** failures), self.cap)
+        return min(self.base * float(2 ** failures), self.cap)
 
     def failures(self, key: Hashable) -> int:
         return self._failures.get(key, 0)

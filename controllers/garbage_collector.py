@@ -162,7 +162,7 @@ class GarbageCollector:
         return ObjectKey(resource, namespace if resource.namespaced else "", ref.get("name") or "")
 
     def dependents(self, uid: str) -> list[tuple[ObjectKey, Obj]]:
-        found = []
+        found: list[tuple[ObjectKey, Obj]] = []
         if not uid:
             return found
         for resource in list(self._watch_by_resource):
@@ -236,7 +236,7 @@ class GarbageCollector:
             return
         if "solid" in live_states:
             drop = {ref.get("uid") for ref in _refs(live) if states[ref.get("uid")] != "solid"}
-            log.info("%s: removing references to owners that are gone or going: %s", key, sorted(drop))
+            log.info("%s: removing references to owners that are gone or going: %s", key, sorted(str(uid) for uid in drop))
             await self._remove_owner_refs(key, meta["uid"], drop)
             return
         policy = "Foreground" if "waiting" in live_states and self.dependents(meta["uid"]) else "Background"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from client.errors import APIError
@@ -59,8 +59,10 @@ class ControllerContext:
 
 class Manager:
     def __init__(self, client: RestClient, controllers: Sequence[Controller], *, workers: int = 2,
-                 backoff_base: float = 0.05, backoff_cap: float = 60.0, use_watch_list: bool = True) -> None:
+                 backoff_base: float = 0.05, backoff_cap: float = 60.0, use_watch_list: bool = True,
+                 informer_factory: Callable[[Watch], Informer] | None = None) -> None:
         self.client = client
+        self.informer_factory = informer_factory or self._informer_from_client
         self.controllers = list(controllers)
         self.workers = workers
         self.use_watch_list = use_watch_list
@@ -74,16 +76,19 @@ class Manager:
         key = watch.collection
         informer = self.informers.get(key)
         if informer is None:
-            informer = Informer.for_resource(
-                self.client, watch.resource, watch.namespace, label_selector=watch.label_selector,
-                field_selector=watch.field_selector, shard_selector=watch.shard_selector,
-                metadata_only=watch.metadata_only, use_watch_list=self.use_watch_list)
+            informer = self.informer_factory(watch)
             self.informers[key] = informer
             informer.start()
         for name, func in watch.indexers.items():
             informer.store.add_indexer(name, func)
         self._users[key] = self._users.get(key, 0) + 1
         return informer
+
+    def _informer_from_client(self, watch: Watch) -> Informer:
+        return Informer.for_resource(
+            self.client, watch.resource, watch.namespace, label_selector=watch.label_selector,
+            field_selector=watch.field_selector, shard_selector=watch.shard_selector,
+            metadata_only=watch.metadata_only, use_watch_list=self.use_watch_list)
 
     async def release(self, watch: Watch, handler: Any) -> None:
         key = watch.collection

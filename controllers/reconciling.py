@@ -58,7 +58,9 @@ def by_name(event: Event) -> list[Hashable]:
 
 class Controller(Protocol):
     name: str
-    watches: Sequence[Watch]
+
+    @property
+    def watches(self) -> Sequence[Watch]: ...
 
     async def reconcile(self, key: Hashable) -> Result | None: ...
 

@@ -9,7 +9,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-async def eventually(check: Callable[[], Awaitable[T]], timeout: float = 5.0, interval: float = 0.05) -> T:
+async def eventually(check: Callable[[], Awaitable[T | None]], timeout: float = 5.0, interval: float = 0.05) -> T:
     """Await `check()` until it returns something truthy; fail with its last value after `timeout`."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -167,3 +167,26 @@ async def test_deletion_cascades_through_a_chain_of_owners(cluster: Cluster) -> 
     assert code == 0, err
     assert await _get(cluster, REPLICASETS, "chain-rs") is None
     assert await _get(cluster, PODS, "chain-pod") is None
+
+
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
+WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
+
+
+async def test_custom_resources_defined_after_start_are_collected_too(cluster: Cluster) -> None:
+    await cluster.client.create(CRDS, {"metadata": {"name": "widgets.example.com"}, "spec": {
+        "group": "example.com", "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+        "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+            "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    owner = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "widget-owner"}}, NS)
+    widget = await cluster.client.create(WIDGETS, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {
+        "name": "w", "ownerReferences": [_owned_by(owner)]}}, NS)
+    child = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "widget-child", "ownerReferences": [
+        _owned_by(widget)]}}, NS)
+    assert child["metadata"]["ownerReferences"][0]["kind"] == "Widget"
+
+    await cluster.client.delete(CONFIGMAPS, "widget-owner", NS)
+
+    await _gone(cluster, WIDGETS, "w")
+    await _gone(cluster, CONFIGMAPS, "widget-child")

@@ -8,11 +8,12 @@ goes; pods are deleted, and waited for, before anything else (OrderedNamespaceDe
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from client import errors
-from client.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, PODS, SECRETS
+from client.resources import CONFIGMAPS, DEPLOYMENTS, NAMESPACES, PODS, SECRETS, Resource
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
@@ -24,7 +25,7 @@ DEPLOYMENT = {"metadata": {"name": "web"}, "spec": {
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def _exists(cluster: Cluster, resource, name: str, namespace: str | None = None) -> bool:  # type: ignore[no-untyped-def]
+async def _exists(cluster: Cluster, resource: Resource, name: str, namespace: str | None = None) -> bool:
     try:
         await cluster.client.get(resource, name, namespace)
         return True
@@ -34,7 +35,7 @@ async def _exists(cluster: Cluster, resource, name: str, namespace: str | None =
         raise
 
 
-def _conditions(ns: dict) -> dict[str, dict]:
+def _conditions(ns: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in (ns.get("status") or {}).get("conditions") or []}
 
 
@@ -64,7 +65,7 @@ async def test_content_with_a_finalizer_keeps_the_namespace_terminating_until_th
     code, _, err = await cluster.kubectl("delete", "namespace", "held", "--wait=false")
     assert code == 0, err
 
-    async def reported() -> dict | None:
+    async def reported() -> dict[str, Any] | None:
         ns = await cluster.client.get(NAMESPACES, "held")
         remaining = _conditions(ns).get("NamespaceFinalizersRemaining", {})
         return ns if remaining.get("status") == "True" else None
@@ -86,8 +87,9 @@ async def test_content_with_a_finalizer_keeps_the_namespace_terminating_until_th
     kept = await cluster.client.get(CONFIGMAPS, "keep", "held")
     assert kept["metadata"]["deletionTimestamp"]
 
-    code, _, err = await cluster.kubectl("get", "namespace", "held", "-o", "json")
-    assert json.loads(_)["status"]["phase"] == "Terminating"
+    code, out, err = await cluster.kubectl("get", "namespace", "held", "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["status"]["phase"] == "Terminating"
 
     code, _, err = await cluster.kubectl("-n", "held", "patch", "configmap", "keep", "--type=merge",
                                          "-p", '{"metadata":{"finalizers":null}}')
@@ -102,12 +104,12 @@ async def test_content_with_a_finalizer_keeps_the_namespace_terminating_until_th
 async def test_pods_go_first_and_other_content_waits_for_them(cluster: Cluster) -> None:
     await cluster.client.create(NAMESPACES, {"metadata": {"name": "ordered"}})
     # Bound to a node, so its deletion is graceful: it stays until its kubelet (here: we) finishes it.
-    bound = {**POD, "spec": {**POD["spec"], "nodeName": "node-1"}}
+    bound: dict[str, Any] = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}], "nodeName": "node-1"}}
     await cluster.client.create(PODS, bound, "ordered")
     await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "cm"}}, "ordered")
     await cluster.client.delete(NAMESPACES, "ordered")
 
-    async def pods_reported() -> dict | None:
+    async def pods_reported() -> dict[str, Any] | None:
         ns = await cluster.client.get(NAMESPACES, "ordered")
         remaining = _conditions(ns).get("NamespaceContentRemaining", {})
         return ns if remaining.get("status") == "True" else None

@@ -1,0 +1,142 @@
+"""Start haru's co-processes and keep them running: the controllers today, the scheduler and
+hollow nodes later, either as child processes or as tasks in the caller's event loop.
+
+`start_controllers(...)` is the one call `haru up` needs: with `embedded=False` it runs
+`python -m controllers --kubeconfig PATH` as a `CoProcess` (restarted with backoff if it exits
+unasked, stopped with SIGTERM then SIGKILL); with `embedded=True` it runs the same controllers as
+asyncio tasks over the kubeconfig, or over a URL, token and CA. Either way the caller gets an
+object with `async stop()`. The controllers themselves live in `controllers/builtin.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Protocol
+
+from client import kubeconfig
+from client.rest import RestClient
+from controllers import builtin
+from controllers.manager import Manager
+
+log = logging.getLogger("haru.supervisor")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Component(Protocol):
+    name: str
+
+    async def stop(self) -> None: ...
+
+
+class CoProcess:
+    """One child process, restarted when it exits on its own; `stop()` ends it for good."""
+
+    def __init__(self, name: str, argv: Sequence[str], *, env: dict[str, str] | None = None,
+                 output: IO[Any] | int | None = None, backoff_initial: float = 0.5, backoff_max: float = 30.0,
+                 healthy_after: float = 60.0) -> None:
+        self.name = name
+        self.argv = list(argv)
+        # Importable from a source checkout too, not only after `pip install`.
+        path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH", "")) if p)
+        self.env = {**os.environ, "PYTHONPATH": path, **(env or {})}
+        self.output = output
+        self.backoff_initial, self.backoff_max, self.healthy_after = backoff_initial, backoff_max, healthy_after
+        self.process: asyncio.subprocess.Process | None = None
+        self.restarts = 0
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._started = asyncio.Event()
+
+    async def start(self) -> "CoProcess":
+        self._task = asyncio.create_task(self._supervise(), name=f"supervise {self.name}")
+        await self._started.wait()
+        return self
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(*self.argv, env=self.env, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=self.output, stderr=self.output)
+
+    async def _supervise(self) -> None:
+        loop = asyncio.get_running_loop()
+        delay = self.backoff_initial
+        while not self._stopping:
+            self.process = await self._spawn()
+            self._started.set()
+            began = loop.time()
+            code = await self.process.wait()
+            if self._stopping:
+                return
+            if loop.time() - began >= self.healthy_after:
+                delay = self.backoff_initial  # it ran fine for a while: this is a fresh failure
+            log.warning("%s exited with %s; restarting in %.1fs", self.name, code, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.backoff_max)
+            self.restarts += 1
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()  # no restart from here on
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        process = self.process
+        if process is None or process.returncode is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), timeout)
+        except asyncio.TimeoutError:
+            log.warning("%s ignored SIGTERM for %.0fs; killing it", self.name, timeout)
+            process.kill()
+            await process.wait()
+
+
+@dataclass
+class EmbeddedControllers:
+    """The controllers as tasks in this process (`haru up --embedded`, test fixtures)."""
+
+    client: RestClient
+    manager: Manager
+    name: str = "controllers"
+
+    async def stop(self) -> None:
+        await self.manager.stop()
+        await self.client.close()
+
+
+def controllers_argv(kubeconfig_path: str, *, python: str = sys.executable, verbose: bool = False) -> list[str]:
+    argv = [python, "-m", "controllers", "--kubeconfig", kubeconfig_path]
+    return argv + ["--verbose"] if verbose else argv
+
+
+async def start_controllers(kubeconfig_path: str | None = None, *, url: str | None = None,
+                            token: str | None = None, ca_pem: bytes | None = None, embedded: bool = False,
+                            only: tuple[str, ...] = builtin.NAMES, output: IO[Any] | int | None = None,
+                            verbose: bool = False) -> Component:
+    """Run the built-in controllers against the API server; returns something to `stop()`."""
+    if not embedded:
+        if kubeconfig_path is None:
+            raise ValueError("the controllers co-process reads a kubeconfig: pass kubeconfig_path")
+        argv = controllers_argv(kubeconfig_path, verbose=verbose) + ["--controllers", ",".join(only)]
+        return await CoProcess("controllers", argv, output=output).start()
+    if kubeconfig_path is not None:
+        config = kubeconfig.load(kubeconfig_path)
+    elif url is not None:
+        config = kubeconfig.Config.for_url(url, token, ca_pem)
+    else:
+        raise ValueError("pass kubeconfig_path, or url (with token and ca_pem as needed)")
+    client = RestClient(config, user_agent="haru-controllers/0.1")
+    try:
+        manager = await builtin.start(client, only)
+    except BaseException:
+        await client.close()
+        raise
+    return EmbeddedControllers(client, manager)

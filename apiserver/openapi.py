@@ -497,8 +497,10 @@ class _DocumentBuilder:
                 self.roots.add(sub_name)
         elif (sub.group, sub.version, sub.kind) == (info.group, info.version, info.kind):
             sub_name = _kind_component_name(info)  # status of a custom kind
-        else:
-            sub_name = None
+        else:  # a custom kind's scale: the built-in autoscaling/v1 Scale
+            sub_name = schemas.name_for_kind(sub.group, sub.version, sub.kind)
+            if sub_name is not None:
+                self.roots.add(sub_name)
         sub_ref = _ref(sub_name)
         words = {"get": "read", "update": "replace", "patch": "patch", "create": "create", "delete": "delete"}
         for verb in sub.verbs:

@@ -16,6 +16,7 @@ from aiohttp import web
 from apiserver import app as app_module
 from apiserver import registry, seed
 from apiserver.context import Server
+from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
 from storage import Store
 
@@ -26,9 +27,12 @@ class Running:
     runner: web.AppRunner
     url: str
     port: int
+    crds: crd_controller.Controller | None = None
 
     async def stop(self) -> None:
         await self.runner.cleanup()
+        if self.crds is not None:
+            await self.crds.stop()
         await self.server.store.close()
 
 
@@ -40,6 +44,8 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
     application = app_module.build(server)
+    # Stored CRDs are served before the first request; then the controller follows changes.
+    crds = await crd_controller.start(server)
     # Shutdown must not wait for long-running watches to end on their own.
     runner = web.AppRunner(application, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
@@ -49,7 +55,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     actual_port = sockets[0].getsockname()[1] if sockets else port
     await seed.seed(server, actual_port)
     scheme = "https" if ssl_context else "http"
-    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port)
+    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds)
 
 
 def new_token() -> str:

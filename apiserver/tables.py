@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from apiserver.crds import printing as crd_printing
 from apiserver.printers import by_resource, cells
 from apiserver.printers.printer import Doc, Printer, col
 
@@ -48,6 +49,9 @@ DEFAULT_PRINTER = Printer(
 
 def printer_for(group: str, resource: str) -> Printer:
     """The printer of a resource (any version), or the default Name/Created At one."""
+    custom = crd_printing.printer(group, resource)  # a CRD's additionalPrinterColumns
+    if custom is not None:
+        return custom
     return by_resource().get((group, resource), DEFAULT_PRINTER)
 
 

@@ -12,12 +12,14 @@ from aiohttp import web
 
 from apiserver import deletion, listing, responses
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output
 from apiserver import errors
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     opts = await deletion.read_options(request)
     obj, gone = await deletion.delete(ep, ep.request_info.name, opts)
+    obj = crd_output.stored_object(ep, obj)  # custom resources: the requested version
     body = deletion.result_body(ep, obj) if gone else obj
     return responses.json_response(body)
 

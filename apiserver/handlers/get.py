@@ -10,6 +10,7 @@ from aiohttp import web
 
 from apiserver import responses, tables
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
@@ -18,9 +19,10 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     if record is None:
         raise ep.not_found(name)
     wanted = responses.wants(request)
+    value = crd_output.stored_bytes(ep, record.value)  # custom resources: the requested version
     if wanted.form == "object":
-        return responses.bytes_response(record.value)
-    obj = responses.decode(record.value)
+        return responses.bytes_response(value)
+    obj = responses.decode(value)
     if wanted.form == "Table":
         table = tables.render(ep.resource.group, ep.resource.resource, [obj], include_object=wanted.include_object,
                               list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")})

@@ -10,12 +10,13 @@ from aiohttp import web
 
 from apiserver import listing, responses, tables
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     sel = listing.selection(ep, request.query)
     wanted = responses.wants(request)
-    page = listing.collect(ep, sel, decode=wanted.form != "object")
+    page = crd_output.page(ep, listing.collect(ep, sel, decode=wanted.form != "object"))
     meta = listing.list_metadata(page)
     if sel.shard is not None:
         meta["shardInfo"] = {"selector": str(sel.shard)}

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from apiserver import allocations, bodies, deletion, errors, responses, writing
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output
 from apiserver.handlers.update import DryRunResult, copy
 from apiserver.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge
 from apiserver.ssa import apply as ssa_apply
@@ -110,6 +111,7 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
             writing.namespace_lifecycle(ep, name)
             created = True
         else:
+            current = crd_output.stored_object(ep, current)  # custom resources: patch the requested version
             before_rv = current["metadata"].get("resourceVersion")
             obj = _server_side_apply(ep, current, patch, query, subresource) if applying \
                 else _apply(ep, media, patch, copy(current))
@@ -137,4 +139,5 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
     finally:
         allocations.release(ep, name)
     await deletion.finish_if_finalized(ep, record)
-    return responses.bytes_response(record.value, status=201 if created else 200, warnings=warnings)
+    return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201 if created else 200,
+                                    warnings=warnings)

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from apiserver import allocations, bodies, deletion, errors, responses, writing
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output
 from apiserver.strategy import Strategy
 from storage import errors as storage_errors
 
@@ -90,4 +91,5 @@ async def replace(ep: Endpoint, request: web.Request, new: dict[str, Any], *, st
     finally:
         allocations.release(ep, name)
     await deletion.finish_if_finalized(ep, record)
-    return responses.bytes_response(record.value, status=201 if created else 200, warnings=warnings)
+    return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201 if created else 200,
+                                    warnings=warnings)

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from apiserver import errors, listing, responses, tables
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output
 from storage import errors as storage_errors
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -77,6 +78,7 @@ class _Stream:
         self.headers_sent = False
 
     def _object_bytes(self, value: bytes, obj: dict[str, Any] | None) -> bytes:
+        value, obj = crd_output.stored_bytes(self.ep, value), obj and crd_output.stored_object(self.ep, obj)
         if self.wanted.form == "object":
             return value if obj is None else responses.encode(obj)
         assert obj is not None

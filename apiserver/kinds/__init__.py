@@ -6,7 +6,8 @@ which is right for kinds without special rules. Subresource strategies come from
 strategy: `status_strategy()`, `finalize_strategy()` (namespaces), `ephemeralcontainers_strategy()`
 and `resize_strategy()` (pods); "pods/resize"-style names are accepted here too. Name rules are
 upstream's ValidateXName: DNS-1123 subdomain unless listed — DNS label for namespaces, DNS-1035
-label for services, path segment for RBAC objects and core/v1 events.
+label for services, path segment for RBAC objects and core/v1 events. Custom resources get
+`crds.strategy.CustomResourceStrategy` over the definition `crds.served` holds for them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from apiserver.kinds import (
     configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
     priorityclass, replicaset, secret, service, statefulset,
 )
+from apiserver.crds import crd_strategy, served
+from apiserver.crds.strategy import CustomResourceStrategy
 from apiserver.strategy import Strategy
 
 # (group, resource) → (strategy class, name rule). "subdomain" is the default rule.
@@ -43,14 +46,19 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("rbac.authorization.k8s.io", "rolebindings"): (Strategy, "path"),
     ("rbac.authorization.k8s.io", "clusterroles"): (Strategy, "path"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"): (Strategy, "path"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (crd_strategy.CustomResourceDefinitionStrategy, "subdomain"),
 }
 
 
 def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: bool) -> Strategy:
     """The strategy of a resource, or of "resource/subresource" (status, finalize, ephemeralcontainers, resize)."""
     resource, _, subresource = resource.partition("/")
-    cls, name_rule = TABLE.get((group, resource), (Strategy, "subdomain"))
-    main = cls(namespaced=namespaced, has_status=has_status, name_rule=name_rule)
+    custom = served.lookup(group, resource) if (group, resource) not in TABLE else None
+    if custom is not None:
+        main: Strategy = CustomResourceStrategy(custom, namespaced=namespaced, has_status=has_status)
+    else:
+        cls, name_rule = TABLE.get((group, resource), (Strategy, "subdomain"))
+        main = cls(namespaced=namespaced, has_status=has_status, name_rule=name_rule)
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

@@ -2,7 +2,8 @@
 
 GET builds the Scale from the object; PUT and PATCH compute the new Scale (PATCH in any of the
 patch types, applied to the Scale) and write only `spec.replicas` back, through the same update
-path as any PUT. `kubectl scale` needs the answer to be a Scale, not the object.
+path as any PUT. `kubectl scale` needs the answer to be a Scale, not the object. Custom resources
+read and write their replicas at the CRD's scale paths (`crds/scale.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from aiohttp import web
 
 from apiserver import bodies, errors, labels, responses, schemas
 from apiserver.context import Endpoint
+from apiserver.crds import output as crd_output, scale as crd_scale
 from apiserver.handlers import patch as patch_handler, update
 from apiserver.patching import PatchError, json_patch, merge_patch, strategic_merge
 
@@ -38,15 +40,21 @@ def to_scale(obj: dict[str, Any]) -> dict[str, Any]:
             "spec": {"replicas": spec.get("replicas", 1)}, "status": status}
 
 
+def _scale_of(ep: Endpoint, obj: dict[str, Any]) -> dict[str, Any]:
+    if ep.resource.builtin:
+        return to_scale(obj)
+    return crd_scale.to_scale(ep.resource.group, ep.resource.resource, ep.resource.version, obj)
+
+
 def _current(ep: Endpoint) -> dict[str, Any]:
     record = ep.server.store.get(ep.key(ep.request_info.name))
     if record is None:
         raise ep.not_found(ep.request_info.name)
-    return responses.decode(record.value)
+    return crd_output.stored_object(ep, responses.decode(record.value))  # custom resources: requested version
 
 
 async def get(ep: Endpoint, request: web.Request) -> web.StreamResponse:
-    return responses.json_response(to_scale(_current(ep)))
+    return responses.json_response(_scale_of(ep, _current(ep)))
 
 
 async def _write(ep: Endpoint, request: web.Request, scale: dict[str, Any]) -> web.StreamResponse:
@@ -59,11 +67,14 @@ async def _write(ep: Endpoint, request: web.Request, scale: dict[str, Any]) -> w
     rv = (scale.get("metadata") or {}).get("resourceVersion")
     if rv and rv != current["metadata"].get("resourceVersion"):
         raise errors.conflict(ep.resource.resource, ep.resource.group, ep.request_info.name, errors.MODIFIED)
-    current.setdefault("spec", {})["replicas"] = replicas
+    if ep.resource.builtin:
+        current.setdefault("spec", {})["replicas"] = replicas
+    else:
+        crd_scale.set_replicas(ep.resource.group, ep.resource.resource, ep.resource.version, current, replicas)
     response = await update.replace(ep, request, current, subresource="scale")
     if response.status >= 300 or not isinstance(response, web.Response) or response.body is None:
         return response
-    return responses.json_response(to_scale(responses.decode(response.body)), status=response.status)
+    return responses.json_response(_scale_of(ep, responses.decode(response.body)), status=response.status)
 
 
 async def put(ep: Endpoint, request: web.Request) -> web.StreamResponse:
@@ -74,7 +85,7 @@ async def put(ep: Endpoint, request: web.Request) -> web.StreamResponse:
 async def patch(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     media = bodies.media_type(request)
     body = await bodies.read(request)
-    scale = to_scale(_current(ep))
+    scale = _scale_of(ep, _current(ep))
     try:
         if media == bodies.JSON_PATCH:
             scale = json_patch.apply(scale, json_patch.parse(body))

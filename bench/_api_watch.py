@@ -42,9 +42,15 @@ class WatchResult:
     write_errors: int = 0
     connect_seconds: float = math.nan
     server_busy: float = math.nan  # server CPU seconds per wall second, from the first write to the drain
+    client_busy: float = math.nan  # the same for this process (writer and watchers), whose delays count too
 
     def p99(self) -> float:
+        """Upper bound on commit -> last watcher: from the client's send."""
         return _timing.percentile(self.last_from_send_ms, 99)
+
+    def p99_from_ack(self) -> float:
+        """Lower bound on commit -> last watcher: from the 201, which follows the commit."""
+        return _timing.percentile(self.last_from_ack_ms, 99)
 
     def describe(self) -> str:
         send = self.last_from_send_ms
@@ -56,7 +62,8 @@ class WatchResult:
                 f"{_timing.percentile(send, 50):.1f} ms, p99 {_timing.percentile(send, 99):.1f} ms, max "
                 f"{_timing.percentile(send, 100):.1f} ms; 201 -> last watcher (lower bound) p50 "
                 f"{_timing.percentile(ack, 50):.1f} ms, p99 {_timing.percentile(ack, 99):.1f} ms; server CPU "
-                f"{100 * self.server_busy:.0f}% of one core while writing and draining")
+                f"{100 * self.server_busy:.0f}% of one core while writing and draining, this client "
+                f"{100 * self.client_busy:.0f}%")
 
 
 def configmap_body(namespace: str, name: str, sent_at: float) -> bytes:
@@ -166,7 +173,7 @@ async def measure_watch(base: str, namespaces: list[str], per_namespace: int, *,
                 except aiohttp.ClientError:
                     result.write_errors += 1
 
-            cpu_before, wall_before = server_cpu(), time.perf_counter()
+            cpu_before, client_before, wall_before = server_cpu(), time.process_time(), time.perf_counter()
             _, result.achieved_rate = await _timing.paced_open_loop(rate, count, one_write)
             expected: dict[str, set[str]] = {ns: set() for ns in namespaces}
             for i in range(count):
@@ -178,7 +185,9 @@ async def measure_watch(base: str, namespaces: list[str], per_namespace: int, *,
                 if all(_has_all(w, expected[w.namespace]) for w in watches):
                     break
                 await asyncio.sleep(0.05)
-            result.server_busy = (server_cpu() - cpu_before) / (time.perf_counter() - wall_before)
+            wall = time.perf_counter() - wall_before
+            result.server_busy = (server_cpu() - cpu_before) / wall
+            result.client_busy = (time.process_time() - client_before) / wall
         finally:
             for task in tasks:
                 task.cancel()

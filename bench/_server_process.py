@@ -52,6 +52,24 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def scheduler_seconds(pid: int) -> tuple[float, float]:
+    """(on a CPU, runnable but waiting for one) summed over the process's threads, from schedstat.
+
+    The second figure is how long other processes on the machine kept this one waiting: on two
+    shared cores it explains latencies that the server's own CPU time does not.
+    """
+    running = waiting = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                on_cpu, queued, _ = f.read().split()
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            continue  # a thread that ended meanwhile
+        running += int(on_cpu)
+        waiting += int(queued)
+    return running / 1e9, waiting / 1e9
+
+
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -137,6 +155,9 @@ class ServerProcess:
 
     def cpu_seconds(self) -> float:
         return cpu_seconds(self.pid)
+
+    def scheduler_seconds(self) -> tuple[float, float]:
+        return scheduler_seconds(self.pid)
 
     async def stop(self, grace: float = 10.0) -> int | None:
         if self.process.returncode is None:

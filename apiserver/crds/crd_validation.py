@@ -14,6 +14,7 @@ import re
 from typing import Any, Mapping
 
 from apiserver import validation
+from apiserver.errors import field_error
 from apiserver.crds import cel_rules, jsonpath, structural
 
 Causes = list[dict[str, str]]
@@ -152,7 +153,7 @@ def _version(version: Mapping[str, Any], where: str) -> Causes:
         causes += _scale(scale, f"{where}.subresources.scale")
     selectable = version.get("selectableFields") or []
     if len(selectable) > _MAX_SELECTABLE:
-        causes.append(validation.field_error("FieldValueTooMany", f"{where}.selectableFields",
+        causes.append(field_error("FieldValueTooMany", f"{where}.selectableFields",
                                              f"Too many: {len(selectable)}: must have at most {_MAX_SELECTABLE} items"))
     for index, field in enumerate(selectable):
         causes += _selectable(field, schema, f"{where}.selectableFields[{index}].jsonPath")

@@ -148,10 +148,9 @@ def row_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     root (and every embedded resource) declares apiVersion, kind and metadata, and metadata is
     the ObjectMeta definition, whose unknown fields are dropped as upstream's decoder does.
     """
-    root = copy.deepcopy(dict(schema)) if schema else {"type": "object"}
+    root: dict[str, Any] = copy.deepcopy(dict(schema)) if schema else {"type": "object"}
     _close(root)
-    root.setdefault("properties", {})
-    props = root["properties"]
+    props: dict[str, Any] = root.setdefault("properties", {})
     props["apiVersion"] = {"type": "string"}
     props["kind"] = {"type": "string"}
     props["metadata"] = dict(OBJECT_META_REF)

@@ -79,7 +79,7 @@ def _types_match(value: Any, node: Node) -> bool:
     have = type_name(value)
     if wanted == "number":
         return have in ("integer", "number")
-    return have == wanted
+    return bool(have == wanted)
 
 
 def _validate(value: Any, node: Node, path: str, causes: Causes) -> None:

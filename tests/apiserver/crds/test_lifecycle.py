@@ -221,3 +221,46 @@ async def test_name_conflicts_leave_names_not_accepted(api: Api) -> None:
     assert conditions["Established"]["status"] == "False"
     status, _, _ = await api.call("GET", "/apis/example.com/v1/namespaces/default/gadgets")
     assert status == 404
+
+
+async def test_an_invalid_crd_is_422_with_upstream_messages(api: Api) -> None:
+    bad = w.crd()
+    bad["metadata"]["name"] = "wrong.example.com"
+    bad["spec"]["versions"][1]["storage"] = True
+    status, body, _ = await api.call("POST", CRDS, bad)
+    assert status == 422 and body["reason"] == "Invalid"
+    fields = [c["field"] for c in body["details"]["causes"]]
+    assert fields == ["metadata.name", "spec.versions"]
+    assert body["message"].startswith('CustomResourceDefinition.apiextensions.k8s.io "wrong.example.com" is invalid: '
+                                      '[metadata.name: Invalid value: "wrong.example.com": must be '
+                                      'spec.names.plural+"."+spec.group, spec.versions: Invalid value: ')
+    assert body["message"].endswith("must have exactly one version marked as storage version]")
+
+
+async def test_cluster_scoped_custom_resources(api: Api) -> None:
+    status, body, _ = await api.call("POST", CRDS, w.crd(scope="Cluster"))
+    assert status == 201, body
+    await _established(api)
+    status, created, _ = await api.call("POST", "/apis/example.com/v1/widgets", w.widget("c"))
+    assert status == 201 and "namespace" not in created["metadata"]
+    status, _, _ = await api.call("GET", V1)
+    assert status == 404
+
+
+async def test_crds_are_served_again_after_a_restart(tmp_path: Any) -> None:
+    data = str(tmp_path / "data")
+    running = await runner.start(data, port=0)
+    try:
+        async with aiohttp.ClientSession() as session:
+            api = Api(session, running.url)
+            await _create_crd(api)
+            await api.call("POST", V1, w.widget("kept"))
+    finally:
+        await running.stop()
+    running = await runner.start(data, port=0)
+    try:
+        async with aiohttp.ClientSession() as session:
+            status, got, _ = await Api(session, running.url).call("GET", f"{V2}/kept")
+            assert status == 200 and got["apiVersion"] == "example.com/v2"
+    finally:
+        await running.stop()

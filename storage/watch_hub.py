@@ -86,11 +86,14 @@ class Watcher:
     """An async iterator of the events after `from_revision` under `prefix`, in revision order.
 
     `next_batch()` returns every available event at once (waiting if there is none). `close()`
-    ends it; iteration then stops. If the store closes it (store closed, or its position was
-    compacted away), `next_batch` and iteration raise `errors.WatchClosed`.
+    ends it: iteration stops and `next_batch` returns []. If the store closes it (store closed, or
+    its position was compacted away), `next_batch` and iteration raise `errors.WatchClosed`.
     """
 
-    __slots__ = ("_hub", "prefix", "cursor", "_closed", "_error", "_waiting", "_buffer", "_index")
+    __slots__ = (
+        "_hub", "prefix", "cursor", "_closed", "_error", "_waiting", "_buffer", "_index",
+        "_waiter", "_timer", "_timer_at", "__weakref__",
+    )
 
     def __init__(self, hub: WatchHub, prefix: str, from_revision: int) -> None:
         self._hub = hub
@@ -101,8 +104,18 @@ class Watcher:
         self._waiting = False
         self._buffer: list[Event] = []
         self._index = 0
+        self._waiter: asyncio.Future[None] | None = None  # only while waiting with a timeout
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
 
-    async def next_batch(self) -> list[Event]:
+    async def next_batch(self, timeout: float | None = None) -> list[Event]:
+        """Every event after the cursor that is available now; if none, wait for the next commit.
+
+        Returns [] when the watcher was closed by `close()`, or when `timeout` seconds passed
+        without an event (use this rather than `asyncio.wait_for`, which costs a task per call and
+        whose timeout wakes every waiting watcher). Raises `WatchClosed` if the store closed it.
+        """
+        deadline = None if timeout is None else self._hub._loop.time() + timeout
         while True:
             if self._closed:
                 return []
@@ -115,18 +128,60 @@ class Watcher:
                 events = self._take()
                 if events:
                     return events
-            shared = hub.commit_future()
             self._waiting = True
             try:
-                await shared
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise
-                # Another watcher's task was cancelled while waiting and took the shared future
-                # down with it; that is not our cancellation, so wait again on a fresh one.
+                if deadline is None:
+                    await self._wait(hub.commit_future())
+                elif not await self._wait_until(hub.commit_future(), deadline):
+                    return []
             finally:
                 self._waiting = False
+
+    @staticmethod
+    async def _wait(shared: asyncio.Future[None]) -> None:
+        try:
+            await shared
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            # Another watcher's task was cancelled while waiting and took the shared future
+            # down with it; that is not our cancellation: return, the caller waits again.
+
+    async def _wait_until(self, shared: asyncio.Future[None], deadline: float) -> bool:
+        """Wait for the shared future without ever cancelling it; False once `deadline` passed.
+
+        Callers such as the API server's watch loop pass the same deadline (its next bookmark)
+        call after call, so the timer is kept while the deadline stays within a millisecond:
+        arming a fresh loop timer per call would cost more than the whole wake-up.
+        """
+        loop = self._hub._loop
+        if loop.time() >= deadline:
+            return False
+        if self._timer is not None and abs(self._timer_at - deadline) > 0.001:
+            self._timer.cancel()
+            self._timer = None
+        if self._timer is None:
+            self._timer = loop.call_at(deadline, self._on_deadline)
+            self._timer_at = deadline
+        self._waiter = waiter = loop.create_future()
+        shared.add_done_callback(self._wake)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if not shared.done():
+                shared.remove_done_callback(self._wake)
+        return shared.done()
+
+    def _wake(self, _: object = None) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _on_deadline(self) -> None:
+        self._timer = None
+        self._wake()
 
     def _take(self) -> list[Event]:
         hub = self._hub
@@ -160,7 +215,12 @@ class Watcher:
             return
         self._closed = True
         self._buffer = []
-        if self._waiting:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._waiter is not None:
+            self._wake()
+        elif self._waiting:
             self._hub.wake()
 
     @property

@@ -98,8 +98,10 @@ async def test_a_slow_watcher_reads_on_from_the_log_and_is_closed_only_once_comp
     )
     behind, ahead = store.watch("", 0), store.watch("", 0)
     idle = [store.watch("/registry/pods/", 0) for _ in range(50)]
-    for i in range(200):
-        await store.create(pod_key(f"p{i:03d}"), pod(f"p{i:03d}"))
+    for start in range(0, 200, 20):
+        await asyncio.gather(
+            *(store.create(pod_key(f"p{i:03d}"), pod(f"p{i:03d}")) for i in range(start, start + 20))
+        )
         assert store.watch_ring_size <= 16  # the ring stays bounded, whoever lags
 
     # Far behind the ring, nothing compacted: both catch up from the log in bounded chunks.
@@ -209,3 +211,40 @@ async def test_lagging_watchers_cost_no_memory_per_event(open_store: OpenStore) 
     assert store.watch_ring_size <= 32
     # ... and every one of them can still read the whole history, from the log.
     assert len(await collect(watchers[-1], 1001)) == 1001
+
+
+async def test_next_batch_with_a_timeout_returns_empty_and_disturbs_no_one(store: Store) -> None:
+    timed, patient = store.watch("", 0), store.watch("", 0)
+    patient_batch = asyncio.create_task(patient.next_batch())
+    await asyncio.sleep(0)
+    shared = patient._hub.commit_future()
+
+    started = asyncio.get_running_loop().time()
+    assert await timed.next_batch(timeout=0.05) == []
+    assert asyncio.get_running_loop().time() - started >= 0.05
+    assert not timed.closed
+    assert not patient_batch.done() and not shared.done()
+
+    # Cancelling a timed wait cancels only that wait.
+    cancelled = asyncio.create_task(timed.next_batch(timeout=10))
+    await asyncio.sleep(0.01)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    assert not shared.done()
+
+    waiting = asyncio.create_task(timed.next_batch(timeout=10))
+    await asyncio.sleep(0.01)
+    await store.create(pod_key("a"), pod("a"))
+    assert [e.revision for e in await waiting] == [1]
+    assert [e.revision for e in await patient_batch] == [1]
+    assert [e.revision for e in await timed.next_batch(timeout=0)] == []
+
+
+async def test_close_wakes_a_timed_wait(store: Store) -> None:
+    watcher = store.watch("", 0)
+    waiting = asyncio.create_task(watcher.next_batch(timeout=30))
+    await asyncio.sleep(0.01)
+    watcher.close()
+    async with asyncio.timeout(1):
+        assert await waiting == []

@@ -158,3 +158,63 @@ def test_cleared_managed_fields_make_the_next_apply_meet_before_first_apply(haru
     owners = _owners(_get(haru, ns, "configmap", "settings"))
     assert owners[("before-first-apply", "Update")] == {"f:data": {".": {}, "f:k": {}}}
     assert owners[("tool", "Apply")]["f:data"] == {"f:j": {}, "f:k": {}}
+
+
+GATEWAY_CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gateways.ssa.example.com}
+spec:
+  group: ssa.example.com
+  names: {plural: gateways, singular: gateway, kind: Gateway}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              listeners:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+              selector:
+                type: object
+                x-kubernetes-map-type: atomic
+                additionalProperties: {type: string}
+"""
+
+GATEWAY = """apiVersion: ssa.example.com/v1
+kind: Gateway
+metadata: {{name: gw}}
+spec:
+  listeners: [{listeners}]
+"""
+
+
+def test_custom_resources_merge_list_maps_by_key_between_managers(haru: Cluster) -> None:
+    ns = _ns(haru, "ssa-crd")
+    haru.kubectl("apply", "--server-side", "-f", "-", input=GATEWAY_CRD)
+    haru.kubectl("wait", "--for=condition=Established", "crd/gateways.ssa.example.com", "--timeout=10s")
+    haru.kubectl("-n", ns, "apply", "--server-side", "--field-manager=team-a", "-f", "-",
+                 input=GATEWAY.format(listeners="{name: http, port: 80}"))
+    haru.kubectl("-n", ns, "apply", "--server-side", "--field-manager=team-b", "-f", "-",
+                 input=GATEWAY.format(listeners="{name: https, port: 443}"))
+    gw = _get(haru, ns, "gateways.ssa.example.com", "gw")
+    assert gw["spec"]["listeners"] == [{"name": "http", "port": 80}, {"name": "https", "port": 443}]
+    clash = haru.kubectl("-n", ns, "apply", "--server-side", "--field-manager=team-b", "-f", "-",
+                         input=GATEWAY.format(listeners="{name: http, port: 8080}"), check=False)
+    assert 'conflict with "team-a": .spec.listeners[name="http"].port' in clash.stderr, clash.stderr
+    haru.kubectl("-n", ns, "apply", "--server-side", "--field-manager=team-a", "-f", "-",
+                 input=GATEWAY.format(listeners=""))
+    assert _get(haru, ns, "gateways.ssa.example.com", "gw")["spec"]["listeners"] == [{"name": "https", "port": 443}]

@@ -210,7 +210,7 @@ class Store:
                     return await self.create(key, new)
                 except errors.KeyExists:
                     continue
-            if writes.stamp(new, current.revision) == current.value:
+            if writes.same_object(new, current):
                 return current
             try:
                 return await self.update(key, new, expected_revision=current.revision)

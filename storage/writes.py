@@ -68,6 +68,20 @@ def stamp(obj: dict[str, Any], revision: int) -> bytes:
     return _encode(stamped)
 
 
+def same_object(obj: dict[str, Any], current: Record) -> bool:
+    """Whether `obj` encodes exactly like the stored `current`, resourceVersion aside."""
+    if stamp(obj, current.revision) == current.value:
+        return True
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict) and "resourceVersion" not in metadata:
+        # stamp() appended resourceVersion at the end of metadata, so the key order differs from
+        # the stored bytes even if nothing else does: compare both without it.
+        stored = _decode(current.value)
+        stored["metadata"].pop("resourceVersion", None)
+        return bool(_encode(stored) == _encode(obj))
+    return False
+
+
 def apply_write(
     txn: lmdb.Transaction, dbs: layout.Databases, request: WriteRequest, revision: int, now: float
 ) -> tuple[Record, Event]:

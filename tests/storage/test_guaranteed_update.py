@@ -65,7 +65,14 @@ async def test_an_unchanged_result_writes_nothing(store: Store) -> None:
         return obj
 
     also_same = await store.guaranteed_update(pod_key("a"), touch_only_resource_version)
-    assert same == created == also_same
+
+    def drop_resource_version(obj: dict[str, Any] | None) -> dict[str, Any]:
+        assert obj is not None
+        del obj["metadata"]["resourceVersion"]
+        return obj
+
+    still_same = await store.guaranteed_update(pod_key("a"), drop_resource_version)
+    assert same == created == also_same == still_same
     assert store.revision == 1
 
     changed = await store.guaranteed_update(

@@ -113,7 +113,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     warnings += _strategy_warnings(strategy, obj)
     meta.pop("managedFields", None)
     managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
-                             operation=operation)
+                             operation=operation, track_status=_tracks_status(ep))
     return warnings
 
 
@@ -149,8 +149,13 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
         raise invalid(ep, new, causes)
     warnings += _strategy_warnings(strategy, new)
     managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
-                             subresource, operation)
+                             subresource, operation, track_status=_tracks_status(ep))
     return warnings
+
+
+def _tracks_status(ep: Endpoint) -> bool:
+    """Without a status subresource, status is written like any field and owned like one."""
+    return "status" not in ep.resource.subresources
 
 
 def _strategy_warnings(strategy: Strategy, obj: dict[str, Any]) -> list[str]:

@@ -65,7 +65,9 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        if not self.figures or any(math.isnan(f.value) for f in self.figures if f.limit is not None):
+        figures = self.figures
+        if not figures or all(math.isnan(f.value) for f in figures) or any(
+                math.isnan(f.value) for f in figures if f.limit is not None):
             return "FAIL (no figure)"
         judged = [f.ok for f in self.figures if f.ok is not None]
         if not judged:

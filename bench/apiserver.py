@@ -95,7 +95,7 @@ class Run:
         """Run one case's measurement; with --profile, py-spy samples the server meanwhile."""
         async with _profiling.profiled(server.pid, self.profile_dir, slug) as profile:
             (ran_before, waited_before), wall_before = server.scheduler_seconds(), time.perf_counter()
-            row = await measure
+            row = await unmeasured_on_error(slug, measure)
             (ran, waited), wall = server.scheduler_seconds(), time.perf_counter() - wall_before
         row.notes.append(
             f"server over the whole case ({wall:.1f} s): on a CPU {100 * (ran - ran_before) / wall:.0f}% of the time, "
@@ -103,6 +103,17 @@ class Run:
         if profile is not None:
             row.notes += ["py-spy: " + line for line in _profiling.top_frames(profile)]
         return row
+
+
+async def unmeasured_on_error(slug: str, measure: Awaitable[Row]) -> Row:
+    """The case's row, or a FAIL row saying why it could not be measured: one broken case must
+    not cost the other rows (the smoke test still fails, since the row's name is not the case's)."""
+    try:
+        return await measure
+    except Exception as exc:  # noqa: BLE001 - reported in the table, with the error
+        progress(f"case {slug} failed: {type(exc).__name__}: {exc}")
+        return Row(f"{slug}: not measured", [Figure("", math.nan, "")], "-", None,
+                   [f"{type(exc).__name__}: {str(exc)[:1500]}"])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -172,7 +183,7 @@ async def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     started = time.perf_counter()
     try:
-        rows = [await startup_row(ctx, kubectl)]
+        rows = [await unmeasured_on_error("startup", startup_row(ctx, kubectl))]
         rows += await pod_server_rows(ctx)
         rows += await configmap_server_rows(ctx)
     finally:

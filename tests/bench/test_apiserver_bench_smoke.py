@@ -108,3 +108,17 @@ def test_a_row_fails_when_any_judged_figure_misses_or_is_missing() -> None:
     assert Row("get", [fast, slow_tail], "a", 18_000).verdict == "FAIL"
     assert Row("get", [Figure("", float("nan"), "s", 1.0, False)], "a", 5.0).verdict == "FAIL (no figure)"
     assert Row("startup", [Figure("", 0.5, "s", 1.0, False)], "kwok", 5.0).ratio == 10.0
+
+
+def test_a_case_that_raises_becomes_a_fail_row_and_the_run_goes_on() -> None:
+    import asyncio
+
+    from bench import apiserver
+
+    async def broken() -> None:
+        raise RuntimeError("GET answered 500")
+
+    row = asyncio.run(apiserver.unmeasured_on_error("get", broken()))  # type: ignore[arg-type]
+    assert row.case == "get: not measured"
+    assert row.verdict == "FAIL (no figure)"
+    assert "GET answered 500" in row.notes[0]

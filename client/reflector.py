@@ -90,6 +90,7 @@ class Reflector:
         self.watch_timeout = watch_timeout
         self.backoff = Backoff(backoff_initial, backoff_max)
         self.last_resource_version = ""
+        self._quiet_short_watch = False  # the last watch ended at once without a single event
 
     def _timeout_seconds(self) -> int:
         # Spread re-watches out in time, as client-go does ([timeout, 2×timeout)).
@@ -117,6 +118,9 @@ class Reflector:
                 need_list = True
             elif step is Step.REWATCH:
                 need_list = not self.last_resource_version
+                if self._quiet_short_watch:
+                    # Something between us and the server closes streams at once: do not spin.
+                    await asyncio.sleep(self.backoff.next())
             else:
                 await asyncio.sleep(self.backoff.next())
                 need_list = step is Step.BACKOFF_RELIST or not self.last_resource_version
@@ -157,11 +161,15 @@ class Reflector:
         self.backoff.reset()
 
     async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        began, heard = loop.time(), False
         events = self.lw.watch(resource_version=self.last_resource_version, timeout_seconds=self._timeout_seconds())
         async with aclosing(events):
             async for event in events:
                 self._handle(event)
+                heard = True
                 self.backoff.reset()
+        self._quiet_short_watch = not heard and loop.time() - began < 1.0
 
     async def _watch_list(self) -> None:
         initial: dict[str, dict[str, Any]] = {}

@@ -110,7 +110,7 @@ class Manager:
             ctx = self.contexts[controller.name]
             for watch in controller.watches:
                 ctx.add_watch(watch)
-        await asyncio.wait_for(asyncio.gather(*(i.wait_synced() for i in self.informers.values())), sync_timeout)
+        await self._wait_synced(sync_timeout)
         for controller in self.controllers:
             ctx = self.contexts[controller.name]
             for n in range(self.workers):
@@ -120,6 +120,16 @@ class Manager:
                 self._spawn(background(ctx), f"{controller.name} background")
         log.info("controllers running: %s (%d informers)", ", ".join(c.name for c in self.controllers),
                  len(self.informers))
+
+    async def _wait_synced(self, timeout: float) -> None:
+        """Wait for every cache to fill; past `timeout`, start anyway (as kube's GC does) and say
+        which are missing — a resource we may not list must not stop the others."""
+        pending = [i.wait_synced() for i in self.informers.values()]
+        try:
+            await asyncio.wait_for(asyncio.gather(*pending), timeout)
+        except asyncio.TimeoutError:
+            missing = sorted(str(i.resource) for i in self.informers.values() if not i.has_synced)
+            log.warning("starting before these caches filled (after %.0fs): %s", timeout, ", ".join(missing))
 
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.create_task(coro, name=name)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, AsyncGenerator
 
 import aiohttp
 import pytest
@@ -185,3 +185,27 @@ async def test_a_watch_list_that_ends_before_its_bookmark_is_started_over() -> N
     await _stop(task)
 
     assert [a for c, a in fake.calls] == [{"resource_version": "", "send_initial_events": True}] * 2
+
+
+class ClosesAtOnce(FakeListWatch):
+    """A source whose plain watches end immediately, as a misbehaving proxy would make them."""
+
+    async def watch(self, *, resource_version: str = "", send_initial_events: bool = False,
+                    timeout_seconds: int | None = None) -> AsyncGenerator[dict[str, Any], None]:
+        if send_initial_events:
+            async for event in super().watch(resource_version=resource_version, send_initial_events=True):
+                yield event
+                if event["type"] == "BOOKMARK":
+                    return
+        self.calls.append(("watch", {"resource_version": resource_version, "send_initial_events": False}))
+
+
+async def test_watches_that_end_at_once_without_events_are_retried_with_backoff_not_in_a_spin() -> None:
+    fake, sink = ClosesAtOnce(), RecordingSink()
+    fake.create(_cm("a"))
+    task = await _running(Reflector(fake, sink, backoff_initial=0.05))
+    await asyncio.sleep(0.4)
+    await _stop(task)
+
+    assert sink.replaces == [(["a"], "1")]
+    assert 2 <= len(fake.calls) <= 8

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
+from client.errors import APIError
 from client.informer import Informer
 from client.testing import CONFIGMAPS, FakeListWatch
 from controllers.manager import Manager
@@ -85,3 +86,19 @@ async def test_a_busy_key_is_never_reconciled_twice_at_once_and_no_change_is_los
     assert controller.overlaps == 0
     assert 2 <= calls_after_burst < 30, "events for a busy key are coalesced"
     assert controller.seen[-1] == "29", "the last change is still reconciled"
+
+
+async def test_a_cache_that_never_fills_does_not_keep_the_others_from_starting() -> None:
+    healthy, forbidden = FakeListWatch(), FakeListWatch()
+    healthy.create({"metadata": {"name": "ok", "namespace": "ns"}})
+    forbidden.watch_errors.extend(APIError(403, "Forbidden", "no list for you") for _ in range(100))
+    controller = Scripted({})
+    controller.watches.append(Watch(CONFIGMAPS, by_name, namespace="forbidden"))
+    sources = {None: healthy, "forbidden": forbidden}
+    manager = Manager(None, [controller], backoff_base=0.01,  # type: ignore[arg-type]
+                      informer_factory=lambda watch: Informer(sources[watch.namespace]))
+    await manager.start(sync_timeout=0.2)
+    await asyncio.sleep(0.05)
+    await manager.stop()
+
+    assert controller.calls == {"ns/ok": 1}

@@ -24,6 +24,9 @@ log = logging.getLogger("haru.apiserver")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 METRICS_KEY: web.AppKey[metrics.Metrics] = web.AppKey("haru_metrics", metrics.Metrics)
+USER_KEY: web.RequestKey[auth.User] = web.RequestKey("haru_user", auth.User)
+REQUEST_INFO_KEY: web.RequestKey[requestinfo.RequestInfo] = web.RequestKey("haru_request_info",
+                                                                            requestinfo.RequestInfo)
 _PUBLIC = ("/healthz", "/livez", "/readyz", "/version")  # system:public-info-viewer paths
 _CONNECT = frozenset({"log", "exec", "attach", "portforward", "proxy"})
 
@@ -49,7 +52,7 @@ async def errors_and_metrics(request: web.Request, handler: Handler) -> web.Stre
     except Exception as exc:  # a bug: answer like kube does and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
         response = responses.error_response(errors.internal(str(exc) or type(exc).__name__))
-    info = request.get("request_info")
+    info = request.get(REQUEST_INFO_KEY)
     if info is not None and info.is_resource:
         request.app[METRICS_KEY].observe_request({
             "code": str(response.status), "component": "apiserver",
@@ -77,17 +80,17 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
     user = authenticator.authenticate(request.headers.get("Authorization"))
     if user is None:
         if request.path.rstrip("/") in _PUBLIC or request.path.startswith(_PUBLIC):
-            request["user"] = auth.User("system:anonymous", ("system:unauthenticated",))
+            request[USER_KEY] = auth.User("system:anonymous", ("system:unauthenticated",))
             return await handler(request)
         raise errors.APIError(401, "Unauthorized", "Unauthorized")
-    request["user"] = user
+    request[USER_KEY] = user
     return await handler(request)
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
     path = request.path
     info = requestinfo.parse(request.method, path, dict(request.query))
-    request["request_info"] = info
+    request[REQUEST_INFO_KEY] = info
     if info.is_resource:
         return await _resource(request, info)
     return await _non_resource(request, path.rstrip("/") or "/")
@@ -205,7 +208,7 @@ async def _virtual(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     """Create-only kinds the store never holds."""
     key = (ep.resource.group, ep.resource.resource)
     if key in reviews.REVIEW_RESOURCES:
-        return await reviews.create(ep, request, request["user"])
+        return await reviews.create(ep, request, request[USER_KEY])
     if key == ("", "bindings"):
         # POST /api/v1/namespaces/ns/bindings: a Binding whose metadata.name names the pod.
         binding = await bodies.read_object(request)

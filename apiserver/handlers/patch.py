@@ -13,14 +13,14 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import allocations, bodies, deletion, errors, responses, writing
+from apiserver import bodies, errors, writing
 from apiserver.context import Endpoint
 from apiserver.crds import output as crd_output
+from apiserver.handlers import update
 from apiserver.handlers.update import DryRunResult, copy
 from apiserver.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge
 from apiserver.ssa import apply as ssa_apply
 from apiserver.strategy import Strategy
-from storage import errors as storage_errors
 
 
 def _parse(media: str, body: bytes) -> Any:
@@ -89,11 +89,9 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
             raise errors.bad_request(f'invalid value for force: "{query["force"]}"')
     operation = "Apply" if applying else "Update"
     dry_run = writing.dry_run(query)
-    warnings: list[str] = []
-    created = False
+    outcome = update.Outcome()
 
     def try_update(current: dict[str, Any] | None) -> dict[str, Any]:
-        nonlocal warnings, created
         if current is None:
             if not applying or subresource:
                 raise ep.not_found(name)
@@ -105,11 +103,11 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
             obj["metadata"]["name"] = name
             obj = _server_side_apply(ep, None, obj, query, subresource)
             owners = obj["metadata"].get("managedFields")
-            warnings = writing.prepare_create(ep, obj, query, agent, operation=operation)
+            outcome.warnings = writing.prepare_create(ep, obj, query, agent, operation=operation)
             if owners:  # prepare_create drops what a client sent; these are the apply's own
                 obj["metadata"]["managedFields"] = owners
             writing.namespace_lifecycle(ep, name)
-            created = True
+            outcome.created = True
         else:
             current = crd_output.stored_object(ep, current)  # custom resources: patch the requested version
             before_rv = current["metadata"].get("resourceVersion")
@@ -121,23 +119,13 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
             meta = obj.setdefault("metadata", {})
             if meta.get("resourceVersion") and meta["resourceVersion"] != before_rv:
                 raise errors.conflict(ep.resource.resource, ep.resource.group, name, errors.MODIFIED)
-            warnings = writing.prepare_update(ep, obj, current, query, agent, strategy=strategy,
+            outcome.warnings = writing.prepare_update(ep, obj, current, query, agent, strategy=strategy,
                                               subresource=subresource, operation=operation)
             if applying and not owners:  # nobody owns anything now; prepare_update restored the old list
                 obj["metadata"].pop("managedFields", None)
-            created = False
+            outcome.created = False
         if dry_run:
-            raise DryRunResult(obj, created)
+            raise DryRunResult(obj, outcome.created)
         return obj
 
-    try:
-        record = await ep.server.store.guaranteed_update(ep.key(name), try_update, allow_create=applying)
-    except DryRunResult as result:
-        return responses.json_response(result.obj, status=201 if result.created else 200, warnings=warnings)
-    except storage_errors.StorageError as exc:
-        raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
-    finally:
-        allocations.release(ep, name)
-    await deletion.finish_if_finalized(ep, record)
-    return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201 if created else 200,
-                                    warnings=warnings)
+    return await update.write(ep, name, try_update, outcome, allow_create=applying)

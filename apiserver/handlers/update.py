@@ -9,7 +9,8 @@ events, endpoints: kube's AllowCreateOnUpdate). Called by `app.py` for verb `upd
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import msgspec
 from aiohttp import web
@@ -60,36 +61,49 @@ async def replace(ep: Endpoint, request: web.Request, new: dict[str, Any], *, st
     dry_run = writing.dry_run(request.query)
     agent = request.headers.get("User-Agent", "")
     allow_create = not subresource and (ep.resource.group, ep.resource.resource) in CREATE_ON_UPDATE
-    warnings: list[str] = []
-    created = False
+    outcome = Outcome()
 
     def try_update(current: dict[str, Any] | None) -> dict[str, Any]:
-        nonlocal warnings, created
         candidate = copy(new)
         if current is None:
             if not allow_create:
                 raise ep.not_found(name)
-            warnings = writing.prepare_create(ep, candidate, request.query, agent)
+            outcome.warnings = writing.prepare_create(ep, candidate, request.query, agent)
             writing.namespace_lifecycle(ep, name)
-            created = True
+            outcome.created = True
         else:
             if expected is not None and str(expected) != current["metadata"].get("resourceVersion"):
                 raise errors.conflict(ep.resource.resource, ep.resource.group, name, errors.MODIFIED)
-            warnings = writing.prepare_update(ep, candidate, current, request.query, agent,
-                                              strategy=strategy, subresource=subresource)
-            created = False
+            outcome.warnings = writing.prepare_update(ep, candidate, current, request.query, agent,
+                                                      strategy=strategy, subresource=subresource)
+            outcome.created = False
         if dry_run:
-            raise DryRunResult(candidate, created)
+            raise DryRunResult(candidate, outcome.created)
         return candidate
 
+    return await write(ep, name, try_update, outcome, allow_create=allow_create)
+
+
+@dataclass
+class Outcome:
+    """What a `try_update` learned while it ran: the warnings to send and whether it created."""
+
+    warnings: list[str] = field(default_factory=list)
+    created: bool = False
+
+
+async def write(ep: Endpoint, name: str, try_update: Callable[[dict[str, Any] | None], dict[str, Any]],
+                outcome: Outcome, *, allow_create: bool) -> web.StreamResponse:
+    """Run `try_update` inside the store's retrying update and answer as kube does (PUT and PATCH)."""
     try:
         record = await ep.server.store.guaranteed_update(ep.key(name), try_update, allow_create=allow_create)
     except DryRunResult as result:
-        return responses.json_response(result.obj, status=201 if result.created else 200, warnings=warnings)
+        return responses.json_response(result.obj, status=201 if result.created else 200,
+                                       warnings=outcome.warnings)
     except storage_errors.StorageError as exc:
         raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
     finally:
         allocations.release(ep, name)
     await deletion.finish_if_finalized(ep, record)
-    return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201 if created else 200,
-                                    warnings=warnings)
+    return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201 if outcome.created else 200,
+                                    warnings=outcome.warnings)

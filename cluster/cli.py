@@ -3,8 +3,9 @@
 Defaults: data in ./.haru/, port 6443 on 127.0.0.1, HTTPS with a CA generated into the data dir,
 an admin bearer token kept in the data dir (so a restart keeps old kubeconfigs working). The
 kubeconfig is written only once the server has answered a request, then one line names it. Runs in
-the foreground until SIGINT/SIGTERM, then stops cleanly. The scheduler, hollow nodes and
-controllers are not built yet; `haru up` starts only what exists and says so.
+the foreground until SIGINT/SIGTERM, then stops cleanly. The controllers (namespace lifecycle,
+garbage collector) run as a supervised co-process, or as tasks with `--embedded`. The scheduler
+and hollow nodes are not built yet, so `haru up` does not start them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import aiohttp
 
 from apiserver import runner
-from cluster import certs, kubeconfig
+from cluster import certs, kubeconfig, supervisor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
     up.add_argument("--http", action="store_true", help="serve plain HTTP instead of HTTPS")
     up.add_argument("--feature-gates", default="", help="kube-apiserver syntax, e.g. ShardedListAndWatch=false")
+    up.add_argument("--embedded", action="store_true",
+                    help="run the controllers as tasks in this process instead of as a co-process")
     return parser
 
 
@@ -70,14 +73,19 @@ async def up(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    controllers: supervisor.Component | None = None
     try:
         ca_pem = pki.ca_pem() if pki else None
         await _wait_until_serving(running.url, token, ca_pem)
         path = os.path.abspath(args.kubeconfig or os.path.join(data_dir, "kubeconfig"))
         kubeconfig.write(path, running.url, token, ca_pem)
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
+        # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
+        controllers = await supervisor.start_controllers(path, embedded=args.embedded)
         await stop.wait()
     finally:
+        if controllers is not None:
+            await controllers.stop()
         await running.stop()
     return 0
 

@@ -253,3 +253,12 @@ def test_errors_come_back_as_kube_status(haru: Cluster) -> None:
     assert 'Error from server (AlreadyExists)' in dup.stderr and 'configmaps "dup" already exists' in dup.stderr
     nons = haru.kubectl("-n", "nowhere", "create", "configmap", "x", check=False)
     assert 'namespaces "nowhere" not found' in nons.stderr
+
+
+def test_deleting_a_namespace_finishes(haru: Cluster) -> None:
+    ns = _ns(haru, "short-lived")
+    haru.kubectl("-n", ns, "create", "configmap", "inside")
+    haru.kubectl("-n", ns, "run", "p", "--image=busybox")
+    out = haru.kubectl("delete", "namespace", ns, "--timeout=30s")
+    assert f'namespace "{ns}" deleted' in out.stdout
+    assert haru.kubectl("get", "namespace", ns, check=False).returncode == 1

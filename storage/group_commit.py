@@ -55,6 +55,7 @@ class GroupCommitter:
         self._loop = asyncio.get_running_loop()
         self._thread = concurrent.futures.ThreadPoolExecutor(1, "haru-storage-writer")
         self._pending: list[WriteRequest] = []
+        self._batch_limit = MAX_BATCH  # halved while LMDB reports a transaction too big
         self._in_flight = False
         self._closing = False
         self._compact_target = compacted
@@ -107,7 +108,8 @@ class GroupCommitter:
 
     def _start(self) -> None:
         pending = [request for request in self._pending if not request.future.cancelled()]
-        batch, self._pending = pending[:MAX_BATCH], pending[MAX_BATCH:]
+        limit = self._batch_limit
+        batch, self._pending = pending[:limit], pending[limit:]
         if batch:
             size = compaction.PIGGYBACK_ENTRIES + 2 * len(batch)
         elif self._compaction_wanted and not self._closing:
@@ -137,11 +139,17 @@ class GroupCommitter:
             self._committed(batch, plan, outcome)
         elif isinstance(outcome.failure, lmdb.MapFullError) and self._grow_map():
             self._pending[:0] = batch  # retry the same batch, in the same order, first
+        elif isinstance(outcome.failure, lmdb.TxnFullError) and len(batch) > 1:
+            # Too many dirty pages for one transaction (big objects): retry in smaller batches.
+            self._batch_limit = max(1, len(batch) // 2)
+            self._pending[:0] = batch
         else:
             self._failed(batch, outcome.failure)
         self._start()
 
     def _committed(self, batch: list[WriteRequest], plan: CompactionPlan, outcome: BatchOutcome) -> None:
+        if batch:
+            self._batch_limit = MAX_BATCH
         if outcome.revision != self.revision or outcome.compacted is not None:
             self.commits += 1
         self.revision = outcome.revision

@@ -142,3 +142,23 @@ async def test_the_event_loop_keeps_running_while_a_batch_commits(store: Store) 
     stop.set()
     await ticking
     assert ticks_during_one_write > 1
+
+
+async def test_a_batch_too_big_for_one_transaction_is_split(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spy = CommitSpy(monkeypatch)
+    real_commit = writer.Writer.commit  # already the spy's wrapper
+
+    def commit_at_most_three(inner: writer.Writer, batch: list[Any], *args: Any) -> writer.BatchOutcome:
+        if len(batch) > 3:  # what LMDB says when a transaction dirties too many pages
+            return writer.BatchOutcome([], [], args[0], None, False, lmdb.TxnFullError("too big"))
+        return real_commit(inner, batch, *args)
+
+    monkeypatch.setattr(writer.Writer, "commit", commit_at_most_three)
+    plug = asyncio.create_task(store.create(pod_key("plug"), pod("plug")))
+    await asyncio.sleep(0)
+    records = await asyncio.gather(*(store.create(pod_key(f"p{i}"), pod(f"p{i}")) for i in range(10)))
+    await plug
+    assert sorted(r.revision for r in records) == list(range(2, 12))
+    assert max(spy.batch_sizes) <= 3

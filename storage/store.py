@@ -86,10 +86,13 @@ class Store:
 
         `map_size` is virtual address space, not disk: the map doubles on `MapFullError`, up to
         `max_map_size` (None: no limit but the disk). `watch_ring_capacity` events are kept in
-        memory for watchers; older ones are read back from the log.
+        memory for watchers; older ones are read back from the log. One directory may be open
+        only once per process, and not across fork().
         """
         if max_map_size is not None and max_map_size < map_size:
             raise ValueError("max_map_size is smaller than map_size")
+        if watch_ring_capacity < 1:
+            raise ValueError("watch_ring_capacity must be at least 1")
         os.makedirs(path, exist_ok=True)
         real_path = os.path.realpath(path)
         if real_path in _open_paths:

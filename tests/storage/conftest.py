@@ -1,7 +1,8 @@
 """Fixtures for the storage tests: a fresh `Store` in a temporary directory, closed afterwards.
 
 `open_store(path, **options)` opens (or reopens) a store and registers it for closing, so a test
-can restart the store on the same directory and still leave nothing open behind it.
+can restart the store on the same directory and still leave nothing open behind it. Sample objects
+and keys are in `tests/storage/samples.py`.
 """
 
 from __future__ import annotations
@@ -35,19 +36,3 @@ async def open_store(tmp_path: Path) -> AsyncIterator[OpenStore]:
 @pytest.fixture
 async def store(open_store: OpenStore) -> Store:
     return await open_store(retention=Retention(max_events=1_000_000, max_age_seconds=3600))
-
-
-def pod(name: str, namespace: str = "ns", **extra: Any) -> dict[str, Any]:
-    """A small Pod-shaped object; tests add fields through `extra`."""
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
-        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
-    }
-    obj.update(extra)
-    return obj
-
-
-def pod_key(name: str, namespace: str = "ns") -> str:
-    return f"/registry/pods/{namespace}/{name}"

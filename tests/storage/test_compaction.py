@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from storage import Retention, Store, compaction, errors, writer
-from tests.storage.conftest import OpenStore, pod, pod_key
+from tests.storage.conftest import OpenStore
+from tests.storage.samples import pod, pod_key
 
 
 class StepSpy:

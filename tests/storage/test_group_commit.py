@@ -9,7 +9,7 @@ import lmdb
 import pytest
 
 from storage import Store, errors, writer
-from tests.storage.conftest import pod, pod_key
+from tests.storage.samples import pod, pod_key
 
 
 class CommitSpy:

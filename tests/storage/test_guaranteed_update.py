@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from storage import Store, errors
-from tests.storage.conftest import pod, pod_key
+from tests.storage.samples import pod, pod_key
 
 decode = msgspec.json.decode
 

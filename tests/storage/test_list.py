@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from storage import ListResult, Store, errors, listing
-from tests.storage.conftest import pod, pod_key
+from tests.storage.samples import pod, pod_key
 
 decode = msgspec.json.decode
 

@@ -8,7 +8,8 @@ import msgspec
 import pytest
 
 from storage import Record, Store, errors
-from tests.storage.conftest import OpenStore, pod, pod_key
+from tests.storage.conftest import OpenStore
+from tests.storage.samples import pod, pod_key
 
 decode = msgspec.json.decode
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from storage import Retention, Store, errors
-from tests.storage.conftest import OpenStore, pod, pod_key
+from tests.storage.conftest import OpenStore
+from tests.storage.samples import pod, pod_key
 
 BIG = "x" * 3000  # a field that makes each object a few KB
 

@@ -9,7 +9,8 @@ import msgspec
 import pytest
 
 from storage import Event, Retention, Store, Watcher, errors, watch_hub
-from tests.storage.conftest import OpenStore, pod, pod_key
+from tests.storage.conftest import OpenStore
+from tests.storage.samples import pod, pod_key
 
 decode = msgspec.json.decode
 

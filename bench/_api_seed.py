@@ -46,8 +46,13 @@ def namespace_object(name: str) -> dict[str, Any]:
 
 
 def running_pod(namespace_index: int, index: int) -> dict[str, Any]:
-    """bench._pod's running Pod with container images, which the API requires (~2.3 KB)."""
+    """bench._pod's running Pod with container images, which the API requires (~2.2 KB).
+
+    Without its ownerReference: no ReplicaSet is stored, and `haru up`'s garbage collector would
+    rightly delete every pod whose owner is missing.
+    """
     pod = pod_object(namespace_index, index)
+    del pod["metadata"]["ownerReferences"]
     web, shipper = pod["spec"]["containers"]
     web["image"] = f"registry.example.com/web/{web['env'][0]['value']}:1.{index % 7}.0"
     shipper["image"] = "registry.example.com/infra/log-shipper:2.4.1"

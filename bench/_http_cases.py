@@ -1,4 +1,4 @@
-"""Request cases of `bench.apiserver` against a running `haru up --http`: GET, create, LIST.
+"""Request cases of `bench.apiserver` against a running server: GET, create, LIST, settling.
 
 Each function measures one thing from this process (aiohttp) or through `bench._load` (wrk when
 present) and returns plain figures; `bench.apiserver` turns them into rows. Nothing here starts
@@ -7,6 +7,7 @@ or seeds a server: that is `bench._server_process` and `bench._api_seed`.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import msgspec
 
 from bench import _load, _timing
 from bench._api_seed import running_pod
+from bench._server_process import Memory
 
 _JSON = {"Accept": "application/json"}
 _JSON_BODY = {"Accept": "application/json", "Content-Type": "application/json"}
@@ -122,3 +124,70 @@ async def measure_list(base: str, path: str, *, repeats: int) -> ListResult:
                 await resp.read()
             latencies.append(time.perf_counter() - started)
     return ListResult(path, latencies, items, size)
+
+
+# -- settling after start -----------------------------------------------------------------
+@dataclass
+class SettleResult:
+    seconds: float  # serving line -> the server went idle (or gave up)
+    idle: bool
+    peak_rss: float  # MB
+    final: Memory
+    get_latencies: list[float]  # seconds, one probe GET at a time meanwhile
+
+    def describe(self) -> str:
+        probes = self.get_latencies
+        state = (f"idle (under {_IDLE_SHARE:.0%} of a core for {_QUIET_WINDOWS * _WINDOW:.1f} s) after "
+                 f"{self.seconds:.1f} s" if self.idle else f"still busy after {self.seconds:.1f} s (gave up)")
+        probe = (f"{len(probes)} probe GETs meanwhile: p50 {_timing.percentile(probes, 50) * 1e3:.1f} ms, "
+                 f"max {max(probes) * 1e3:,.0f} ms" if probes else "no probe GET completed")
+        return f"API server {state}; {probe}; peak RSS {self.peak_rss:,.0f} MB, at the end {self.final.describe()}"
+
+
+_WINDOW = 0.5
+_IDLE_SHARE = 0.1
+_QUIET_WINDOWS = 2
+
+
+async def measure_settle(probe_url: str, server_cpu: Callable[[], float], memory: Callable[[], Memory], *,
+                         limit: float) -> SettleResult:
+    """Sample the server's CPU every half second until it stays under 10 % of a core, GETting meanwhile."""
+    perf = time.perf_counter
+    started = perf()
+    latencies: list[float] = []
+    done = False
+
+    async def probe() -> None:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=limit)) as session:
+            while not done:
+                sent = perf()
+                try:
+                    async with session.get(probe_url, headers=_JSON) as resp:
+                        await resp.read()
+                    latencies.append(perf() - sent)
+                except (aiohttp.ClientError, asyncio.TimeoutError):
+                    pass
+                await asyncio.sleep(0.25)
+
+    prober = asyncio.ensure_future(probe())
+    peak = memory().rss
+    quiet = 0
+    idle = False
+    cpu = server_cpu()
+    try:
+        while perf() - started < limit:
+            await asyncio.sleep(_WINDOW)
+            now_cpu = server_cpu()
+            peak = max(peak, memory().rss)
+            quiet = quiet + 1 if (now_cpu - cpu) / _WINDOW < _IDLE_SHARE else 0
+            cpu = now_cpu
+            if quiet >= _QUIET_WINDOWS:
+                idle = True
+                break
+    finally:
+        done = True
+        prober.cancel()
+        await asyncio.gather(prober, return_exceptions=True)
+    final = memory()
+    seconds = perf() - started - (_QUIET_WINDOWS * _WINDOW if idle else 0.0)
+    return SettleResult(seconds, idle, max(peak, final.peak), final, latencies)

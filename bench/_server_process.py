@@ -1,4 +1,4 @@
-"""Child processes the API benchmark talks to: `haru up` itself and the trivial aiohttp anchor.
+"""Child processes the API benchmark talks to: `haru up`, the API server alone, the aiohttp anchor.
 
 `bench.apiserver` runs every server in its own process so that the load it generates here does
 not share an interpreter (or a GIL) with the server it measures. `ServerProcess.start` waits for
@@ -101,6 +101,12 @@ class ServerProcess:
         return await cls._start("haru", args, data_dir / "haru-up.log", timeout)
 
     @classmethod
+    async def start_apiserver(cls, data_dir: Path, *, timeout: float = 60.0) -> ServerProcess:
+        """The API server alone (`bench._apiserver_child`): `haru up --http` without co-processes."""
+        return await cls._start("haru apiserver", ["-m", "bench._apiserver_child", str(data_dir)],
+                                data_dir / "apiserver.log", timeout)
+
+    @classmethod
     async def start_trivial(cls, body_path: Path, log_dir: Path, timeout: float = 30.0) -> ServerProcess:
         """`python -m bench._trivial_server BODY`: the aiohttp ceiling, serving the same bytes."""
         return await cls._start("trivial aiohttp", ["-m", "bench._trivial_server", str(body_path)],
@@ -158,6 +164,14 @@ class ServerProcess:
 
     def scheduler_seconds(self) -> tuple[float, float]:
         return scheduler_seconds(self.pid)
+
+    def children(self) -> list[int]:
+        """Pids of this process's direct children (haru up's co-processes)."""
+        try:
+            with open(f"/proc/{self.pid}/task/{self.pid}/children") as f:
+                return [int(p) for p in f.read().split()]
+        except FileNotFoundError:
+            return []
 
     async def stop(self, grace: float = 10.0) -> int | None:
         if self.process.returncode is None:

@@ -22,6 +22,7 @@ ROW_PREFIXES = [
     "RSS with 4k pods stored",
     "RSS peak during one LIST of all 4k pods",
     "create pods, 32 clients, durable",
+    "haru up (+ controllers) over 4k pods",
     "LIST, selector matching nothing, 10k configmaps",
     "100 watchers during 100 writes/s",
     "1 write -> all 100 watchers",

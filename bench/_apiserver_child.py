@@ -1,0 +1,38 @@
+"""The API server alone, as a child process: `python -m bench._apiserver_child DATA_DIR`.
+
+Issue #3's rows measure the API server, so `bench.apiserver` runs it without the co-processes
+that `haru up` adds (the controllers would LIST and watch every resource at start and share the
+two cores). It calls `apiserver.runner.start` exactly as `haru up --http` does (plain HTTP, any
+caller is the admin), prints `haru apiserver is serving URL; ` once it listens, and stops cleanly
+on SIGTERM. Started and stopped by `bench._server_process`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from apiserver import runner
+
+
+async def serve(data_dir: str) -> None:
+    running = await runner.start(data_dir, port=0)
+    print(f"haru apiserver is serving {running.url}; ", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await running.stop()
+
+
+def main() -> int:
+    asyncio.run(serve(sys.argv[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

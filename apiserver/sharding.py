@@ -4,8 +4,8 @@
 never evaluated, and may hold only `shardRange(field, 'start', 'end')` calls joined by `||`; every
 other shape fails with upstream's message, wrapped as "invalid shard selector: …" (a 400). An object
 matches when FNV-1a 64 of its `metadata.uid` (or `metadata.namespace`) lies in `[start, end)`.
-`listing.py` asks `from_query` once per LIST or WATCH; `handlers/watch.py` asks the filter once per
-event. Hashes are memoized per store by (key, revision), so one write is hashed once, not per watcher.
+`listing.py` asks `from_query` once per LIST or WATCH; `handlers/watch.py` runs the filter's
+`select` over every batch of events. Hashes are memoized per store by (key, revision), so one write is hashed once, not per watcher.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Any, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import msgspec
 
@@ -79,14 +80,14 @@ class ShardRange:
 class Selector:
     """One or more ranges over one field; an object matches when its hash is in any of them."""
 
-    __slots__ = ("field", "ranges", "_bounds")
+    __slots__ = ("field", "ranges", "bounds")
 
     def __init__(self, ranges: tuple[ShardRange, ...]) -> None:
         if not ranges:
             raise ValueError("a shard selector needs at least one range")
         self.field = ranges[0].field
         self.ranges = ranges
-        self._bounds = tuple(r.bounds for r in ranges)
+        self.bounds = tuple(r.bounds for r in ranges)  # (low, high) integers, high exclusive
 
     def field_value(self, obj: Mapping[str, Any]) -> str:
         meta = obj.get("metadata") or {}
@@ -94,7 +95,7 @@ class Selector:
         return value if isinstance(value, str) else ""
 
     def matches_hash(self, field_value_hash: int) -> bool:
-        for low, high in self._bounds:
+        for low, high in self.bounds:
             if low <= field_value_hash < high:
                 return True
         return False
@@ -551,6 +552,10 @@ class FieldHashes:
         self._by_field: dict[str, dict[str, tuple[int, int]]] = {UID: {}, NAMESPACE: {}}
         self._namespaces: dict[str, int] = {}
 
+    def memo(self, field: str) -> dict[str, tuple[int, int]]:
+        """key -> (revision, hash) for one field; read-only for callers."""
+        return self._by_field[field]
+
     def of(self, field: str, key: str, revision: int, value: bytes) -> int:
         memo = self._by_field[field]
         entry = memo.get(key)
@@ -600,6 +605,27 @@ class ShardFilter:
 
     def holds(self, key: str, revision: int, value: bytes) -> bool:
         return self.selector.matches_hash(self.hashes.of(self.selector.field, key, revision, value))
+
+    def select(self, events: Iterable[Any]) -> list[Any]:
+        """The events (anything with .key, .revision and .value) whose object is in the shard.
+
+        The watch hot path: every shard watcher runs this over every batch, so the memo lookup is
+        inlined here and only a miss calls out to hash.
+        """
+        memo = self.hashes.memo(self.selector.field)
+        bounds = self.selector.bounds
+        hashed = self.hashes.of
+        field = self.selector.field
+        kept = []
+        for event in events:
+            entry = memo.get(event.key)
+            value_hash = entry[1] if entry is not None and entry[0] == event.revision \
+                else hashed(field, event.key, event.revision, event.value)
+            for low, high in bounds:
+                if low <= value_hash < high:
+                    kept.append(event)
+                    break
+        return kept
 
     def __str__(self) -> str:
         return str(self.selector)

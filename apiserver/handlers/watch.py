@@ -201,11 +201,9 @@ async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool,
         except storage_errors.WatchClosed:
             return  # the client re-watches from the last revision it saw
         frames = []
-        shard = stream.sel.shard
-        for event in batch:
+        shard = stream.sel.shard  # uid and namespace never change: an object never enters or leaves a shard
+        for event in batch if shard is None else shard.select(batch):
             last_revision = event.revision
-            if shard is not None and not shard.holds(event.key, event.revision, event.value):
-                continue  # uid and namespace never change, so an object never enters or leaves a shard
             frame = stream.event_frame(event.type, event.value, event.prev_value, event.revision)
             if frame:
                 frames.append(frame)

@@ -22,6 +22,7 @@ from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
 from apiserver import registry, runner, sharding
+from client.examples import sharded_watchers
 from tests.apiserver.test_sharding import random_split
 from tests.conftest import Cluster, start_haru, stop_haru
 
@@ -288,6 +289,40 @@ async def test_a_shard_watch_with_a_label_selector_still_turns_relabels_into_del
     assert sorted(n for t, n, _ in changes if t == "DELETED") == sorted(inside)
 
 
+# -- the example: N sharded watchers ------------------------------------------------------------------
+
+async def create_pods(http: aiohttp.ClientSession, names: list[str]) -> set[str]:
+    uids = set()
+    for name in names:
+        body = {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+        async with http.post("/api/v1/namespaces/default/pods", json=body) as response:
+            assert response.status == 201, await response.text()
+            uids.add((await response.json())["metadata"]["uid"])
+    return uids
+
+
+@pytest.mark.parametrize("shards", [3, 8])
+async def test_the_example_watchers_together_see_every_pod_exactly_once(server: runner.Running,
+                                                                       http: aiohttp.ClientSession,
+                                                                       shards: int) -> None:
+    before = await create_pods(http, [f"before-{i}" for i in range(25)])
+    stop = asyncio.Event()
+    result = sharded_watchers.make_shards(shards)
+    watching = asyncio.create_task(sharded_watchers.run(server.url, result, 30, stop=stop))
+    during = await create_pods(http, [f"during-{i}" for i in range(25)])
+    expected = before | during
+    for _ in range(200):  # until the watchers caught up, at most 10 s
+        if set().union(*(shard.seen for shard in result)) >= expected:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)  # a duplicate, if any, would come right behind
+    stop.set()
+    await watching
+    assert all(shard.server_side for shard in result)
+    assert sharded_watchers.overlaps(result) == set()
+    assert set().union(*(shard.seen for shard in result)) == expected
+
+
 # -- the gate --------------------------------------------------------------------------------------
 
 async def test_with_the_gate_off_the_parameter_is_ignored(tmp_path: Any) -> None:
@@ -305,6 +340,21 @@ async def test_with_the_gate_off_the_parameter_is_ignored(tmp_path: Any) -> None
             await stream.read_until_initial_end()
             assert len(stream.changes()) == len(everything)
             stream.response.close()
+
+            # The example notices (no shardInfo) and filters on the client instead.
+            pods = await create_pods(http, [f"p{i}" for i in range(12)])
+            result = sharded_watchers.make_shards(4)
+            stop = asyncio.Event()
+            watching = asyncio.create_task(sharded_watchers.run(running.url, result, 30, stop=stop))
+            for _ in range(200):
+                if set().union(*(shard.seen for shard in result)) >= pods:
+                    break
+                await asyncio.sleep(0.05)
+            stop.set()
+            await watching
+            assert not any(shard.server_side for shard in result)
+            assert sharded_watchers.overlaps(result) == set()
+            assert set().union(*(shard.seen for shard in result)) == pods
     finally:
         await running.stop()
 

@@ -1,11 +1,12 @@
 """`python -m bench.apiserver`: haru's API server under load, beside published and measured anchors.
 
-Issue #3's benchmark table, one row per case: cold start to the first `kubectl get ns`
-(`_startup_case`), GET with 50 connections against a trivial aiohttp handler measured in the same
-run, durable creates from 32 clients, LISTs over seeded data (`_http_cases`), watch latency with
-1,000 watchers (`_api_watch`), and the server's RSS with 100k pods stored. Every server runs as a
-child process (`_server_process`); the load comes from this process or from wrk (`_load`). Data
-are seeded straight into the data dir (`_api_seed`). A missed target is a FAIL row, not an error.
+Issue #3's benchmark table, one row per case: cold start of `haru up` to the first `kubectl get
+ns` (`_startup_case`), GET with 50 connections against a trivial aiohttp handler measured in the
+same run, durable creates from 32 clients, LISTs over seeded data (`_http_cases`), watch latency
+with 1,000 watchers (`_api_watch`), the RSS with 100k pods stored; plus `haru up` with its
+controllers over the same pods. Issue #3's rows run the API server alone (`_apiserver_child`);
+every server is a child process (`_server_process`), the load comes from this process or wrk
+(`_load`), data are seeded into the data dir (`_api_seed`). A missed target is a FAIL row.
 """
 
 from __future__ import annotations

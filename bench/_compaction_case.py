@@ -103,8 +103,8 @@ async def _steady_compaction(
     """Advance the compaction target from `first` to `mark` evenly over `window` seconds.
 
     A `compact()` that fails with RuntimeError is retried (up to 3 times) and each failure is
-    recorded for the report: storage as of dd76aca fails a compact() whose waiter was registered
-    while a stale standalone step (the retention task's nudge) was in flight.
+    recorded for the report: before 34a7d3a the store failed a compact() registered while a stale
+    standalone step (the retention task's nudge) was in flight; the row says so if it comes back.
     """
     ticks = max(1, int(window / TICK_SECONDS))
     started = time.perf_counter()

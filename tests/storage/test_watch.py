@@ -131,10 +131,26 @@ async def test_many_waiting_watchers_share_one_commit_future(store: Store) -> No
     watchers = [store.watch("/registry/pods/ns/", 0) for _ in range(200)]
     waiting = [asyncio.create_task(w.next_batch()) for w in watchers]
     await asyncio.sleep(0)
-    assert len({id(w._hub.commit_future()) for w in watchers}) == 1
+    assert len({id(w._hub.commit_future("/registry/pods/ns/")) for w in watchers}) == 1
     await store.create(pod_key("a"), pod("a"))
     batches = await asyncio.gather(*waiting)
     assert all([e.revision for e in batch] == [1] for batch in batches)
+
+
+async def test_a_commit_wakes_only_the_watchers_of_prefixes_it_touched(store: Store) -> None:
+    here = store.watch("/registry/pods/here/", 0)
+    there = store.watch("/registry/pods/there/", 0)
+    waiting_here = asyncio.create_task(here.next_batch())
+    waiting_there = asyncio.create_task(there.next_batch(timeout=0.3))
+    await asyncio.sleep(0.01)
+    await store.create("/registry/pods/here/a", pod("a"))
+    assert [e.key for e in await waiting_here] == ["/registry/pods/here/a"]
+    assert not waiting_there.done()  # nothing under its prefix: still asleep
+    assert await waiting_there == []
+    # Timed out with nothing of its own committed: it skipped past what others wrote.
+    assert there.cursor == store.revision
+    await store.create("/registry/pods/there/b", pod("b"))
+    assert [e.key for e in await there.next_batch()] == ["/registry/pods/there/b"]
 
 
 async def test_cancelling_one_waiting_watcher_does_not_disturb_the_others(store: Store) -> None:

@@ -106,6 +106,7 @@ class Store:
         try:
             dbs = layout.open_databases(env)
             revision, compacted = _check_consistency(env, dbs)
+            layout.reserve_space(env, dbs, map_size)
         except BaseException:
             env.close()
             raise

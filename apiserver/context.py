@@ -30,6 +30,8 @@ class Server:
     started_at: float = field(default_factory=time.time)
     # Service cluster IPs and node ports in use; the service strategy allocates from these.
     extra: dict[str, Any] = field(default_factory=dict)
+    # The admission chain (admission.assembly.Assembly), set by admitting.install; None: no admission.
+    admission: Any = None
 
 
 SERVER_KEY: web.AppKey[Server] = web.AppKey("haru_server", Server)

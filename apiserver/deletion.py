@@ -102,6 +102,7 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
         if current is None:
             raise ep.not_found(name)
         _check_preconditions(ep, name, current, opts)
+        writing.admit_delete(ep, current, dry_run=opts.dry_run)  # validating admission sees DELETE
         meta = current["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         wanted = _POLICY_FINALIZERS.get(opts.policy or "")

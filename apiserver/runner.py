@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from apiserver import app as app_module
+from admission.policy import manifests
+from apiserver import admitting, app as app_module
 from apiserver import registry, seed
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
@@ -28,21 +29,33 @@ class Running:
     url: str
     port: int
     crds: crd_controller.Controller | None = None
+    admission: admitting.Follower | None = None
 
     async def stop(self) -> None:
         await self.runner.cleanup()
         if self.crds is not None:
             await self.crds.stop()
+        if self.admission is not None:
+            await self.admission.stop()
         await self.server.store.close()
 
 
 async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
                 ssl_context: ssl.SSLContext | None = None, admin_token: str | None = None,
-                feature_gates: str = "") -> Running:
+                feature_gates: str = "", admission_manifests: str | None = None) -> Running:
     os.makedirs(data_dir, exist_ok=True)
     gates = FeatureGates.parse(feature_gates)
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
+    # The admission chain, manifest policies (KEP-5793) loaded before the first request is served.
+    try:
+        built = admitting.install(server, admission_manifests)
+    except manifests.ManifestError:
+        await store.close()
+        raise
+    await admitting.seed(server)
+    follower = admitting.Follower(server, built)
+    await follower.start()
     application = app_module.build(server)
     # Stored CRDs are served before the first request; then the controller follows changes.
     crds = await crd_controller.start(server)
@@ -55,7 +68,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     actual_port = sockets[0].getsockname()[1] if sockets else port
     await seed.seed(server, actual_port)
     scheme = "https" if ssl_context else "http"
-    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds)
+    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds, follower)
 
 
 def new_token() -> str:

@@ -1,11 +1,18 @@
 """The steps every write shares, in the order kube-apiserver runs them.
 
-create: check kind → namespace rules → drop unknown fields (fieldValidation) → server-owned
-metadata (uid, timestamps, generateName) → strategy prepare/default/validate → managedFields.
-update: the same, with the old object: immutable metadata carried over, then the strategy's
-update hooks. Handlers (`create.py`, `update.py`, `patch.py`) call `prepare_create` /
-`prepare_update` and then write through the store; nothing here touches storage but the
-namespace lookup.
+create: check kind → namespace rules → drop unknown fields (fieldValidation) → defaults →
+NamespaceLifecycle → MUTATING ADMISSION (LimitRanger, Priority, MutatingAdmissionPolicy) →
+server-owned metadata (generateName, uid, timestamps) → strategy prepare/validate → VALIDATING
+ADMISSION (LimitRanger, Priority, ValidatingAdmissionPolicy, ResourceQuota) → managedFields.
+update: the same with the old object: immutable metadata carried over, defaults, mutating
+admission, the strategy's update hooks, validating admission. This is upstream's order: the
+handler runs mutating admission on the decoded, defaulted object before rest.BeforeCreate /
+BeforeUpdate (PrepareForCreate, generated names, Validate), and validating admission after
+them, just before storage. delete: validating admission sees the stored object as oldObject
+(`admit_delete`, called by `deletion.py` once the preconditions passed). Handlers
+(`create.py`, `update.py`, `patch.py`) call `prepare_create` / `prepare_update` and then write
+through the store; nothing here touches storage but the namespace lookup. The chain itself is
+`admission/`; `admitting.py` connects it to this server.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import time
 import uuid
 from typing import Any, Mapping
 
-from apiserver import allocations, bodies, errors, field_validation, managed_fields, type_check
+from admission import attributes as admission_attributes
+from apiserver import admitting, allocations, bodies, errors, field_validation, managed_fields, type_check
 from apiserver.context import Endpoint
 from apiserver.strategy import Strategy
 
@@ -90,36 +98,63 @@ def invalid(ep: Endpoint, obj: dict[str, Any], causes: list[dict[str, str]]) -> 
 
 
 def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], user_agent: str,
-                   *, strategy: Strategy | None = None, operation: str = "Update") -> list[str]:
-    """Turn a client's object into the one to store; returns the warnings to send."""
+                   *, strategy: Strategy | None = None, operation: str = "Update", user: Any = None) -> list[str]:
+    """Turn a client's object into the one to store; returns the warnings to send.
+
+    `user` is the request's `auth.User` (admission's `request.userInfo`); None means haru's admin."""
     strategy = strategy or ep.strategy
     bodies.check_kind(obj, ep.resource.api_version, ep.resource.kind)
     check_namespace(ep, obj)
     warnings = prune(ep, obj, query)
     meta = obj["metadata"]
-    if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = generated_name(meta["generateName"])
     for key in _CLEARED_ON_CREATE:
         meta.pop(key, None)
+    meta.pop("generation", None)
+    # Defaults first: kube applies them when it decodes, before admission and any strategy hook.
+    strategy.default(obj)
+    namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
+    attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user,
+                                 name=meta.get("name") or "", dry_run=dry_run(query))
+    _admit(ep, attrs, obj)
+    meta = obj.setdefault("metadata", {})
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = generated_name(meta["generateName"])
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now()
     meta.pop("generation", None)
-    # Defaults first: kube applies them when it decodes, before any strategy hook runs.
-    strategy.default(obj)
     strategy.prepare_for_create(obj)
     causes = allocations.allocate(ep, obj, None) or strategy.validate(obj)
     if causes:
         raise invalid(ep, obj, causes)
-    warnings += _strategy_warnings(strategy, obj)
+    admitting.validate(ep, attrs)
+    warnings += _strategy_warnings(strategy, obj) + attrs.warnings
     meta.pop("managedFields", None)
     managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              operation=operation, track_status=_tracks_status(ep))
     return warnings
 
 
+def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any]) -> None:
+    """Mutating admission on `obj` in place (a policy may hand back a new dict)."""
+    admitting.admit(ep, attrs)
+    if attrs.object is not obj:
+        obj.clear()
+        obj.update(attrs.object)
+        attrs.object = obj
+
+
+def admit_delete(ep: Endpoint, current: dict[str, Any], *, dry_run: bool = False, user: Any = None) -> None:
+    """Validating admission for a DELETE: `current` (the stored object) is the old object."""
+    attrs = admitting.attributes(ep, admission_attributes.DELETE, None, current, {}, user=user,
+                                 name=(current.get("metadata") or {}).get("name", ""), dry_run=dry_run)
+    if dry_run and attrs.options is not None:
+        attrs.options["dryRun"] = ["All"]
+    admitting.validate(ep, attrs)
+
+
 def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query: Mapping[str, str],
                    user_agent: str, *, strategy: Strategy | None = None, subresource: str = "",
-                   operation: str = "Update") -> list[str]:
+                   operation: str = "Update", user: Any = None) -> list[str]:
     """Check and complete `new` (the client's object) against `old` (the stored one)."""
     strategy = strategy or ep.strategy
     bodies.check_kind(new, ep.resource.api_version, ep.resource.kind)
@@ -143,11 +178,15 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     if "generation" in old_meta:
         meta["generation"] = old_meta["generation"]
     strategy.default(new)
+    attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
+                                 user=user, dry_run=dry_run(query))
+    _admit(ep, attrs, new)
     strategy.prepare_for_update(new, old)
     causes = (allocations.allocate(ep, new, old) if not subresource else []) or strategy.validate_update(new, old)
     if causes:
         raise invalid(ep, new, causes)
-    warnings += _strategy_warnings(strategy, new)
+    admitting.validate(ep, attrs)
+    warnings += _strategy_warnings(strategy, new) + attrs.warnings
     managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              subresource, operation, track_status=_tracks_status(ep))
     return warnings

@@ -19,6 +19,7 @@ import sys
 
 import aiohttp
 
+from admission.policy import manifests
 from apiserver import runner
 from cluster import certs, kubeconfig, supervisor
 
@@ -32,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--kubeconfig", default=None, help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
     up.add_argument("--http", action="store_true", help="serve plain HTTP instead of HTTPS")
     up.add_argument("--feature-gates", default="", help="kube-apiserver syntax, e.g. ShardedListAndWatch=false")
+    up.add_argument("--admission-manifests", default=None, metavar="DIR",
+                    help="load admission policies and bindings from the files in DIR (KEP-5793); they cannot be "
+                         "changed through the API")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers as tasks in this process instead of as a co-process")
     return parser
@@ -68,6 +72,7 @@ async def up(args: argparse.Namespace) -> int:
     running = await runner.start(
         data_dir, port=args.port, ssl_context=pki.ssl_context() if pki else None,
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
+        admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "up":
         try:
             return asyncio.run(up(args))
-        except OSError as exc:
+        except (OSError, manifests.ManifestError) as exc:
             print(f"haru up: {exc}", file=sys.stderr)
             return 1
     return 2

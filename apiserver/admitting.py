@@ -24,7 +24,7 @@ from admission.attributes import Attributes, UserInfo
 from admission.plugins import priority
 from admission.policy import manifests, source as policy_source, type_checking
 from admission.view import ResourceRef, StoredObject
-from apiserver import errors, kinds, schemas
+from apiserver import errors, schemas
 from apiserver.kinds import admission_policies
 from apiserver.patching import PatchError, apply_merge, json_patch
 from storage import errors as storage_errors
@@ -36,10 +36,6 @@ log = logging.getLogger("haru.apiserver.admission")
 _POLICY_PREFIX = f"/registry/{policy_source.GROUP}/"
 # Status follows changes after this many seconds, coalescing bursts (as a controller's queue does).
 STATUS_DELAY = 0.3
-
-# The policy kinds' strategies live beside the other kinds; the table learns them here.
-kinds.TABLE.update({key: (cls, "subdomain") for key, cls in admission_policies.STRATEGIES.items()})
-
 
 class StoreView:
     """admission.view.ClusterView over one API server's store and registry."""

@@ -47,6 +47,8 @@ class Endpoint:
     request_info: RequestInfo
     resource: registry.ResourceInfo
     strategy: Strategy
+    # Who is asking (an auth.User), for admission's request.userInfo; None: haru's admin.
+    user: Any = None
 
     @property
     def namespace(self) -> str:

@@ -113,7 +113,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     # Defaults first: kube applies them when it decodes, before admission and any strategy hook.
     strategy.default(obj)
     namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
-    attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user,
+    attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
     _admit(ep, attrs, obj)
     meta = obj.setdefault("metadata", {})
@@ -145,7 +145,7 @@ def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any]) -> None:
 
 def admit_delete(ep: Endpoint, current: dict[str, Any], *, dry_run: bool = False, user: Any = None) -> None:
     """Validating admission for a DELETE: `current` (the stored object) is the old object."""
-    attrs = admitting.attributes(ep, admission_attributes.DELETE, None, current, {}, user=user,
+    attrs = admitting.attributes(ep, admission_attributes.DELETE, None, current, {}, user=user or ep.user,
                                  name=(current.get("metadata") or {}).get("name", ""), dry_run=dry_run)
     if dry_run and attrs.options is not None:
         attrs.options["dryRun"] = ["All"]
@@ -179,7 +179,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
         meta["generation"] = old_meta["generation"]
     strategy.default(new)
     attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
-                                 user=user, dry_run=dry_run(query))
+                                 user=user or ep.user, dry_run=dry_run(query))
     _admit(ep, attrs, new)
     strategy.prepare_for_update(new, old)
     causes = (allocations.allocate(ep, new, old) if not subresource else []) or strategy.validate_update(new, old)

@@ -13,7 +13,7 @@ label for services, path segment for RBAC objects and core/v1 events. Custom res
 from __future__ import annotations
 
 from apiserver.kinds import (
-    configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
+    admission_policies, configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
     priorityclass, replicaset, secret, service, statefulset,
 )
 from apiserver.crds import crd_strategy, served
@@ -47,6 +47,7 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("rbac.authorization.k8s.io", "clusterroles"): (Strategy, "path"),
     ("rbac.authorization.k8s.io", "clusterrolebindings"): (Strategy, "path"),
     ("apiextensions.k8s.io", "customresourcedefinitions"): (crd_strategy.CustomResourceDefinitionStrategy, "subdomain"),
+    **{key: (cls, "subdomain") for key, cls in admission_policies.STRATEGIES.items()},
 }
 
 

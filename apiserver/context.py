@@ -30,6 +30,8 @@ class Server:
     started_at: float = field(default_factory=time.time)
     # Service cluster IPs and node ports in use; the service strategy allocates from these.
     extra: dict[str, Any] = field(default_factory=dict)
+    # Labels of every stored object (label_index.LabelIndex), for selective LISTs; None: scan.
+    label_index: Any = None
     # The admission chain (admission.assembly.Assembly), set by admitting.install; None: no admission.
     admission: Any = None
 

@@ -142,6 +142,9 @@ class Page:
 
 def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
     """The selected records, one page of `sel.limit` (0: all), at the selection's revision."""
+    indexed = _collect_indexed(ep, sel, decode)
+    if indexed is not None:
+        return indexed
     store = ep.server.store
     prefix = ep.prefix()
     want_objects = decode or sel.needs_objects
@@ -157,16 +160,15 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
             result = store.list(prefix, revision=revision, limit=chunk, continue_token=token)
             revision = result.revision
             taken_all = True
-            for index, record in enumerate(result.records):
-                if sel.shard is not None and not sel.shard.holds(record.key, record.revision, record.value):
-                    continue
+            page_records = result.records if sel.shard is None else sel.shard.select(result.records)
+            for index, record in enumerate(page_records):
                 if want_objects:
                     obj = msgspec.json.decode(record.value)
                     if not sel.matches(obj):
                         continue
                     objects.append(obj)
                 records.append(record)
-                if sel.limit and len(records) >= sel.limit and index + 1 < len(result.records):
+                if sel.limit and len(records) >= sel.limit and index + 1 < len(page_records):
                     # Stop mid-chunk: the next page starts after this record.
                     token = continue_tokens.encode(result.revision, record.key[len(prefix):])
                     taken_all = False
@@ -183,6 +185,43 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
         raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, "") from None
     remaining = result.remaining if (sel.selects_everything and token) else None
     return Page(records, objects if want_objects else None, revision or store.revision, token, remaining)
+
+
+def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
+    """A first page at the current state read through the label index, when it can answer.
+
+    Only the objects whose labels match are read (and decoded, when another selector or the
+    caller needs them). The index has applied every committed revision and nothing runs between
+    this check and the reads, so the page is the store's state at `store.revision`. Later pages
+    (continue) and lists at a given revision take the store path.
+    """
+    index = ep.server.label_index
+    if index is None or sel.revision is not None or sel.continue_token or sel.label.empty:
+        return None
+    prefix = ep.prefix()
+    keys = index.candidates(prefix, sel.label)
+    if keys is None:
+        return None
+    store = ep.server.store
+    want_objects = decode or sel.needs_objects
+    found = [record for record in map(store.get, keys) if record is not None]
+    if sel.shard is not None:
+        found = sel.shard.select(found)
+    records: list[Record] = []
+    objects: list[dict[str, Any]] = []
+    token = None
+    for position, record in enumerate(found):
+        if want_objects:
+            obj = msgspec.json.decode(record.value)
+            if not sel.matches(obj):
+                continue
+            objects.append(obj)
+        records.append(record)
+        if sel.limit and len(records) >= sel.limit:
+            if position + 1 < len(found):
+                token = continue_tokens.encode(store.revision, record.key[len(prefix):])
+            break
+    return Page(records, objects if want_objects else None, store.revision, token, None)
 
 
 def list_metadata(page: Page) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
-from apiserver import registry, seed
+from apiserver import label_index, registry, seed
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
@@ -33,6 +33,8 @@ class Running:
 
     async def stop(self) -> None:
         await self.runner.cleanup()
+        if self.server.label_index is not None:
+            await self.server.label_index.stop()
         if self.crds is not None:
             await self.crds.stop()
         if self.admission is not None:
@@ -47,6 +49,8 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     gates = FeatureGates.parse(feature_gates)
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
+    server.label_index = label_index.LabelIndex(store)
+    server.label_index.start()  # built from LMDB now, then follows every commit
     # The admission chain, manifest policies (KEP-5793) loaded before the first request is served.
     try:
         built = admitting.install(server, admission_manifests)

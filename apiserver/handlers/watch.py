@@ -25,6 +25,7 @@ from storage import errors as storage_errors
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 BOOKMARK_INTERVAL = 60.0  # seconds between bookmarks on a quiet stream (kube: about a minute)
+DISCONNECT_CHECK = 2.0  # seconds between checks that the client of a quiet stream is still there
 
 
 def _invalid(field: str, message: str) -> errors.APIError:
@@ -169,7 +170,7 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
             await stream.write(b'{"type":"ERROR","object":' + responses.encode(err.status()) + b"}\n")
             return response
         try:
-            await _pump(stream, watcher, deadline, bookmarks, ep)
+            await _pump(stream, watcher, deadline, bookmarks, ep, request)
         finally:
             watcher.close()
     except (ConnectionResetError, asyncio.CancelledError):
@@ -179,7 +180,13 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool, ep: Endpoint) -> None:
+def _client_gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool, ep: Endpoint,
+                request: web.Request) -> None:
     interval = ep.server.extra.get("bookmark_interval", BOOKMARK_INTERVAL)
     next_bookmark = time.monotonic() + interval
     last_revision = 0
@@ -195,11 +202,15 @@ async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool,
             next_bookmark = time.monotonic() + interval
             continue
         try:
-            batch = await asyncio.wait_for(watcher.next_batch(), timeout=wait)
-        except asyncio.TimeoutError:
-            continue
+            # A quiet stream still looks up now and then: a client that hung up must not pin a watcher.
+            # (next_batch's own timeout, not asyncio.wait_for: that costs a task and a timer per wake-up.)
+            batch = await watcher.next_batch(timeout=min(wait, DISCONNECT_CHECK))
         except storage_errors.WatchClosed:
             return  # the client re-watches from the last revision it saw
+        if not batch:
+            if _client_gone(request):
+                return
+            continue
         frames = []
         shard = stream.sel.shard  # uid and namespace never change: an object never enters or leaves a shard
         for event in batch if shard is None else shard.select(batch):

@@ -224,3 +224,13 @@ async def test_connect_subresources_say_no_node_serves_them_yet(api: InProcess) 
     await api.request("POST", PODS, json=_pod("lonely"))
     status, answer, _ = await api.request("GET", f"{PODS}/lonely/log")
     assert status == 400 and answer["message"] == "pod lonely does not have a host assigned"
+
+
+async def test_a_large_list_is_streamed_whole_at_one_revision(api: InProcess) -> None:
+    for i in range(2100):  # more than two stream pages
+        await api.store.create(f"/registry/core/configmaps/default/big{i:05d}", {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"big{i:05d}", "namespace": "default"}})
+    status, body, _ = await api.request("GET", CMS)
+    assert status == 200 and body["kind"] == "ConfigMapList"
+    assert [item["metadata"]["name"] for item in body["items"]] == [f"big{i:05d}" for i in range(2100)]
+    assert body["metadata"] == {"resourceVersion": str(api.store.revision)}

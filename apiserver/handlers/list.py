@@ -29,7 +29,9 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
             return await _stream(ep, request, sel, first)
         page = crd_output.page(ep, first)
     else:
-        page = crd_output.page(ep, listing.collect(ep, sel, decode=wanted.form != "object"))
+        # Metadata-only lists need no decoded objects unless a selector must look inside them.
+        decode = wanted.form == "Table"
+        page = crd_output.page(ep, listing.collect(ep, sel, decode=decode))
     meta = listing.list_metadata(page)
     if sel.shard is not None:
         meta["shardInfo"] = {"selector": str(sel.shard)}
@@ -42,11 +44,13 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
         table = tables.render(ep.resource.group, ep.resource.resource, objects,
                               include_object=wanted.include_object, list_meta=meta)
         return responses.json_response(table)
+    items = [responses.partial_metadata(obj) for obj in page.objects] if page.objects is not None \
+        else [responses.partial_metadata_of(record.value) for record in page.records]
     return responses.json_response({
         "kind": "PartialObjectMetadataList",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
-        "items": [responses.partial_metadata(obj) for obj in objects],
+        "items": items,
     })
 
 

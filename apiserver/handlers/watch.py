@@ -75,15 +75,15 @@ class _Stream:
         self.response = response
         self.sel = sel
         self.wanted = wanted
-        self.decode = sel.needs_objects or wanted.form != "object"
+        self.decode = sel.needs_objects or wanted.form == "Table"
         self.headers_sent = False
 
     def _object_bytes(self, value: bytes, obj: dict[str, Any] | None) -> bytes:
         value, obj = crd_output.stored_bytes(self.ep, value), obj and crd_output.stored_object(self.ep, obj)
         if self.wanted.form == "object":
             return value if obj is None else responses.encode(obj)
-        assert obj is not None
         if self.wanted.form == "Table":
+            assert obj is not None
             table = tables.render(self.ep.resource.group, self.ep.resource.resource, [obj],
                                   include_object=self.wanted.include_object,
                                   list_meta={"resourceVersion": obj["metadata"].get("resourceVersion", "")})
@@ -91,6 +91,8 @@ class _Stream:
                 table["columnDefinitions"] = []
             self.headers_sent = True
             return responses.encode(table)
+        if obj is None:
+            return responses.encode(responses.partial_metadata_of(value))
         return responses.encode(responses.partial_metadata(obj))
 
     def frame(self, kind: str, value: bytes, obj: dict[str, Any] | None = None) -> bytes:

@@ -148,14 +148,24 @@ def classify(node: Node, *values: Any, promote_empty: bool = True) -> str:
     """'map', 'list' or 'leaf' for values at one schema node. Atomic maps and lists are leaves; so
     are mixed types, and (with promote_empty) values that are all empty or absent, which keeps
     the empty/null distinction as structured-merge-diff's walkers do."""
-    present = [v for v in values if v is not MISSING and v is not None]
-    if not present:
+    # One pass instead of several all(...) generators: this runs for every node of every write.
+    dicts = lists = present = empty = 0
+    for v in values:
+        if v is MISSING or v is None:
+            continue
+        present += 1
+        if isinstance(v, dict):
+            dicts += 1
+        elif isinstance(v, list):
+            lists += 1
+        else:
+            return "leaf"  # a scalar among them: a plain or mixed value, a leaf either way
+        if not v:
+            empty += 1
+    if not present or (promote_empty and empty == present):
         return "leaf"
-    if promote_empty and all(not v for v in present if isinstance(v, (dict, list))) \
-            and all(isinstance(v, (dict, list)) for v in present):
-        return "leaf"
-    if all(isinstance(v, dict) for v in present):
+    if dicts == present:
         return "leaf" if map_is_atomic(node) else "map"
-    if all(isinstance(v, list) for v in present):
+    if lists == present:
         return "leaf" if list_semantics(node)[0] == "atomic" else "list"
     return "leaf"

@@ -13,6 +13,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from apiserver import labels as labels_module
 from apiserver.errors import field_error
 
 Causes = list[dict[str, str]]
@@ -419,18 +420,7 @@ def label_selector(selector: Any, field: str) -> Causes:
 
 def selector_matches(selector: dict[str, Any], target: dict[str, str]) -> bool:
     """Does a metav1.LabelSelector select these labels? (An empty selector selects everything.)"""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if target.get(key) != value:
-            return False
-    for requirement in selector.get("matchExpressions") or []:
-        key, operator, values = requirement.get("key"), requirement.get("operator"), requirement.get("values") or []
-        present = key in target
-        if operator == "In" and not (present and target[key] in values):
-            return False
-        if operator == "NotIn" and present and target[key] in values:
-            return False
-        if operator == "Exists" and not present:
-            return False
-        if operator == "DoesNotExist" and present:
-            return False
-    return True
+    try:
+        return labels_module.from_label_selector(selector).matches(target)
+    except labels_module.SelectorError:
+        return False  # an invalid selector selects nothing; validation reports it on its own field

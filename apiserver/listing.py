@@ -159,22 +159,10 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
                 chunk = max(chunk, _PAGE)  # most objects may not match: read ahead in store pages
             result = store.list(prefix, revision=revision, limit=chunk, continue_token=token)
             revision = result.revision
-            taken_all = True
-            page_records = result.records if sel.shard is None else sel.shard.select(result.records)
-            for index, record in enumerate(page_records):
-                if want_objects:
-                    obj = msgspec.json.decode(record.value)
-                    if not sel.matches(obj):
-                        continue
-                    objects.append(obj)
-                records.append(record)
-                if sel.limit and len(records) >= sel.limit and index + 1 < len(page_records):
-                    # Stop mid-chunk: the next page starts after this record.
-                    token = continue_tokens.encode(result.revision, record.key[len(prefix):])
-                    taken_all = False
-                    break
-            if taken_all:
-                token = result.continue_token
+            stopped_at = _take(sel, result.records, records, objects if want_objects else None)
+            # Stopped mid-chunk: the next page starts after the last record taken.
+            token = continue_tokens.encode(result.revision, stopped_at[len(prefix):]) if stopped_at \
+                else result.continue_token
             if not token or (sel.limit and len(records) >= sel.limit):
                 break
     except storage_errors.Expired as exc:
@@ -205,23 +193,31 @@ def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     store = ep.server.store
     want_objects = decode or sel.needs_objects
     found = [record for record in map(store.get, keys) if record is not None]
-    if sel.shard is not None:
-        found = sel.shard.select(found)
     records: list[Record] = []
     objects: list[dict[str, Any]] = []
-    token = None
-    for position, record in enumerate(found):
-        if want_objects:
+    stopped_at = _take(sel, found, records, objects if want_objects else None)
+    token = continue_tokens.encode(store.revision, stopped_at[len(prefix):]) if stopped_at else None
+    return Page(records, objects if want_objects else None, store.revision, token, None)
+
+
+def _take(sel: Selection, candidates: list[Record], records: list[Record],
+          objects: list[dict[str, Any]] | None) -> str | None:
+    """Append the candidates that `sel` selects (decoded into `objects` when given) until its limit.
+
+    Returns the key of the last record taken if the limit stopped it before the end, else None.
+    """
+    if sel.shard is not None:
+        candidates = sel.shard.select(candidates)
+    for position, record in enumerate(candidates):
+        if objects is not None:
             obj = msgspec.json.decode(record.value)
             if not sel.matches(obj):
                 continue
             objects.append(obj)
         records.append(record)
         if sel.limit and len(records) >= sel.limit:
-            if position + 1 < len(found):
-                token = continue_tokens.encode(store.revision, record.key[len(prefix):])
-            break
-    return Page(records, objects if want_objects else None, store.revision, token, None)
+            return record.key if position + 1 < len(candidates) else None
+    return None
 
 
 def list_metadata(page: Page) -> dict[str, Any]:

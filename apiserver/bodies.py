@@ -40,10 +40,19 @@ def media_type(request: web.Request) -> str:
 async def read(request: web.Request) -> bytes:
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise errors.too_large()
-    body = await request.content.read(MAX_BODY + 1)
-    if len(body) > MAX_BODY:
-        raise errors.too_large()
-    return body
+    # StreamReader.read(n) returns what has arrived so far (up to n), not the whole body: read
+    # chunks until EOF, and stop as soon as the body is past the limit.
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = await request.content.read(64 * 1024)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise errors.too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def decode_json(body: bytes) -> Any:

@@ -4,10 +4,11 @@
 
 Each watcher is one asyncio task with its own HTTP stream over its own slice of the 64-bit hash
 space of `metadata.uid`: it LISTs its shard, then WATCHes from the list's resourceVersion with the
-same selector, re-watching where a stream ends and re-listing after a 410. A server that ignored
-the parameter (the gate off, or older than 1.36) answers without `metadata.shardInfo`; the watcher
-then filters for itself with the same FNV-1a 64 rule. At the end it prints each shard's pods and
-checks that no pod reached two shards. Plain aiohttp; only the kubeconfig reader is haru's client.
+same selector, re-watching where a stream ends or fails retriably, re-listing after a 410. A
+server that ignored the parameter (the gate off, or older than 1.36) answers without
+`metadata.shardInfo`; the watcher then filters for itself with the same FNV-1a 64 rule. At the
+end it prints each shard's pods and checks that no pod reached two shards. Plain aiohttp; only
+the kubeconfig reader is haru's client.
 """
 
 from __future__ import annotations
@@ -79,6 +80,11 @@ async def watch_shard(http: aiohttp.ClientSession, path: str, shard: Shard, stop
                       "timeoutSeconds": "30", "shardSelector": shard.selector}
             expired = False
             async with http.get(path, params=params) as response:
+                if response.status == 410:
+                    break  # compacted: list again
+                if response.status in (429, 500, 503, 504):  # e.g. a resourceVersion not yet visible
+                    await asyncio.sleep(0.1)
+                    continue
                 response.raise_for_status()
                 reading = asyncio.ensure_future(_read_events(response, shard))
                 stopping = asyncio.ensure_future(stop.wait())

@@ -158,7 +158,9 @@ def random_split(rand: random.Random, parts: int) -> list[str]:
     bounds = [0, *sorted(cuts), 1 << 64]
     pieces = [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
     rand.shuffle(pieces)
-    text = lambda v: TOP if v == 1 << 64 else f"0x{v:016x}"  # noqa: E731
+
+    def text(value: int) -> str:
+        return TOP if value == 1 << 64 else f"0x{value:016x}"
     return [" || ".join(rng(UID, text(a), text(b)) for a, b in pieces[2 * i: 2 * i + 2]) for i in range(parts)]
 
 
@@ -207,7 +209,7 @@ def test_the_memo_is_dropped_when_it_outgrows_its_limit() -> None:
 class _Server:
     def __init__(self, gates: str) -> None:
         self.gates = FeatureGates.parse(gates)
-        self.store = object.__new__(type("FakeStore", (), {}))
+        self.store: object = type("FakeStore", (), {})()  # only its identity matters
 
 
 @pytest.mark.parametrize("gates, query, sharded", [

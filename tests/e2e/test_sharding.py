@@ -21,7 +21,7 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from apiserver import registry, runner, sharding
+from apiserver import runner, sharding
 from client.examples import sharded_watchers
 from tests.apiserver.test_sharding import random_split
 from tests.conftest import Cluster, start_haru, stop_haru
@@ -62,7 +62,7 @@ async def get_json(http: aiohttp.ClientSession, path: str, **params: str) -> tup
         return response.status, await response.json()
 
 
-async def list_all(http: aiohttp.ClientSession, path: str, **params: str) -> tuple[list[dict[str, Any]], list[dict]]:
+async def list_all(http: aiohttp.ClientSession, path: str, **params: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every item, following `continue`; also every page's metadata."""
     items: list[dict[str, Any]] = []
     metas: list[dict[str, Any]] = []
@@ -158,21 +158,37 @@ async def test_a_malformed_selector_is_a_400(http: aiohttp.ClientSession, text: 
     assert body["message"] == f"invalid shard selector: {detail}"
 
 
-async def test_custom_resources_are_sharded_like_built_in_kinds(server: runner.Running,
-                                                                http: aiohttp.ClientSession) -> None:
-    server.server.registry.add(registry.ResourceInfo(
-        group="example.com", version="v1", resource="widgets", kind="Widget", singular="widget", namespaced=True,
-        verbs=("create", "delete", "get", "list", "patch", "update", "watch"), builtin=False))
-    path = "/apis/example.com/v1/namespaces/default/widgets"
+GADGETS_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gadgets.shards.example.com"},
+    "spec": {"group": "shards.example.com", "scope": "Namespaced",
+             "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                 "type": "object",
+                 "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]},
+}
+
+
+async def test_custom_resources_are_sharded_like_built_in_kinds(http: aiohttp.ClientSession) -> None:
+    async with http.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=GADGETS_CRD) as response:
+        assert response.status == 201, await response.text()
+    path = "/apis/shards.example.com/v1/namespaces/default/gadgets"
+    for _ in range(200):  # until the CRD is established and served
+        async with http.get(path) as response:
+            if response.status == 200:
+                break
+        await asyncio.sleep(0.02)
     for i in range(24):
-        body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": f"w{i}"}, "spec": {"i": i}}
-        async with http.post(path, json=body) as response:
+        gadget = {"apiVersion": "shards.example.com/v1", "kind": "Gadget", "metadata": {"name": f"g{i}"},
+                  "spec": {"i": i}}
+        async with http.post(path, json=gadget) as response:
             assert response.status == 201, await response.text()
     everything, _ = await list_all(http, path)
+    assert len(everything) == 24
     found = []
     for text in random_split(random.Random(24), 4):
         status, body = await get_json(http, path, shardSelector=text)
-        assert status == 200 and body["kind"] == "WidgetList" and body["metadata"]["shardInfo"]["selector"] == text
+        assert status == 200 and body["kind"] == "GadgetList" and body["metadata"]["shardInfo"]["selector"] == text
         found.append(ids(body["items"]))
     assert_partition(found, ids(everything))
 
@@ -398,14 +414,20 @@ def watch_shard(api: client.CoreV1Api, ns: str, text: str, start_rv: str, last_r
     seen: set[str] = set()
     if not expected:
         return seen
-    stream = watch.Watch()
-    for event in stream.stream(api.list_namespaced_pod, ns, shard_selector=text, resource_version=start_rv,
-                               timeout_seconds=3):
-        if int(event["object"].metadata.resource_version) <= int(last_rv):
-            seen.add(event["object"].metadata.name)
-        if len(seen) >= expected:
-            stream.stop()
-    return seen
+    for _ in range(3):  # a 504 "too large resource version" is retriable, as client-go treats it
+        stream = watch.Watch()
+        try:
+            for event in stream.stream(api.list_namespaced_pod, ns, shard_selector=text, resource_version=start_rv,
+                                       timeout_seconds=3):
+                if int(event["object"].metadata.resource_version) <= int(last_rv):
+                    seen.add(event["object"].metadata.name)
+                if len(seen) >= expected:
+                    stream.stop()
+            return seen
+        except ApiException as exc:
+            if exc.status != 504:
+                raise
+    raise AssertionError("the watch kept answering 504")
 
 
 @pytest.mark.slow

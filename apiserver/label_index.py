@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 
@@ -48,8 +48,11 @@ def _labels_of(value: bytes) -> dict[str, str]:
 
 
 class LabelIndex:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, on_stored: Callable[[str, int, bytes], None] | None = None) -> None:
         self.store = store
+        # Also told about every stored value, once, as the index reads it (runner.py uses it to
+        # hash uids for shard selectors at write time rather than in the first sharded LIST).
+        self._on_stored = on_stored
         self.revision = 0
         self._labels: dict[str, dict[str, str]] = {}
         # label key → label value → storage keys having it
@@ -64,6 +67,8 @@ class LabelIndex:
             page = self.store.list("/registry/", limit=10_000, continue_token=token)
             for record in page.records:
                 self._add(record.key, _labels_of(record.value))
+                if self._on_stored is not None:
+                    self._on_stored(record.key, record.revision, record.value)
             self.revision = page.revision
             token = page.continue_token
             if not token:
@@ -96,6 +101,8 @@ class LabelIndex:
                         self._remove(event.key)
                         if event.type != "DELETED":
                             self._add(event.key, _labels_of(event.value))
+                            if self._on_stored is not None:
+                                self._on_stored(event.key, event.revision, event.value)
                         self.revision = event.revision
             except storage_errors.WatchClosed:
                 continue  # resume from the last applied revision

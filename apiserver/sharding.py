@@ -43,12 +43,18 @@ _FNV_PRIME = 0x100000001B3
 _MASK = (1 << 64) - 1
 
 
-def fnv1a64(data: bytes) -> int:
-    """FNV-1a, 64 bits (Go's hash/fnv New64a), over `data`."""
+def fnv1a64_python(data: bytes) -> int:
+    """FNV-1a, 64 bits (Go's hash/fnv New64a), over `data`, in plain Python (~2.2 µs for a uid)."""
     h = _FNV_OFFSET
     for byte in data:
         h = ((h ^ byte) * _FNV_PRIME) & _MASK
     return h
+
+
+try:  # the same function in C (fnv-c, ~0.2 µs for a uid); the tests check both on the FNV vectors
+    from fnv_c import fnv1a_64 as fnv1a64
+except ImportError:  # pragma: no cover - fnv-c is a dependency; keep working without it
+    fnv1a64 = fnv1a64_python
 
 
 def hash_text(value: str) -> int:

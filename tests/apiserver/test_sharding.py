@@ -40,6 +40,7 @@ UID = "object.metadata.uid"
 ])
 def test_fnv1a64_matches_the_published_vectors(data: bytes, expected: int) -> None:
     assert sharding.fnv1a64(data) == expected
+    assert sharding.fnv1a64_python(data) == expected
 
 
 def test_hex_hash_is_0x_and_sixteen_lowercase_digits_even_for_small_values() -> None:

@@ -8,6 +8,7 @@ when a selector must look inside it. Called by `handlers/list.py`, `handlers/wat
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -119,6 +120,20 @@ def parse_revision(rv: str) -> int:
     except ValueError:
         raise errors.bad_request(f'invalid resource version "{rv}"') from None
     return revision
+
+
+async def catch_up(ep: Endpoint, query: Mapping[str, str]) -> None:
+    """Wait (up to 3 s, as kube's watch cache does) until the store has published the revision a
+    request names. A LIST's read may see a commit a moment before its events are published, so a
+    client can hold a resourceVersion a little ahead of `store.revision`; only one still ahead after
+    the wait is "too large"."""
+    rv = query.get("resourceVersion", "")
+    if not rv.isdigit():
+        return
+    wanted, store = int(rv), ep.server.store
+    deadline = asyncio.get_running_loop().time() + 3.0
+    while store.revision < wanted and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.005)
 
 
 def too_large(revision: int, current: int) -> errors.APIError:

@@ -21,6 +21,7 @@ STREAM_PAGE = 1000  # objects per page of a streamed List
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
+    await listing.catch_up(ep, request.query)
     sel = listing.selection(ep, request.query)
     wanted = responses.wants(request)
     if wanted.form == "object" and not sel.limit:

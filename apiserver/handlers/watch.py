@@ -142,6 +142,8 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     initial = send_initial if send_initial is not None else rv in ("", "0")
     start = listing.parse_revision(rv) if rv not in ("", "0") else None
     if start is not None and start > store.revision:
+        await listing.catch_up(ep, query)
+    if start is not None and start > store.revision:
         raise listing.too_large(start, store.revision)
 
     response = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})

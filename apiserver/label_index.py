@@ -1,13 +1,14 @@
 """An in-memory index of labels per resource, so selective LISTs read only what they return.
 
-ARCHITECTURE's "in-memory index per resource": for each stored resource, key → labels, plus an
-inverted index (label key → value → keys). A LIST whose label selector has an equality, `in` or
-exists term starts from the smallest matching key set instead of decoding every stored object
-(100k configmaps, selector matching nothing: one set lookup instead of 100k decodes). The index
-follows the store through one watch on `/registry/` started by `runner.start`, and is built from
-LMDB at start, so it never disagrees with the store once it has caught up: `candidates()` answers
-only when it has applied every committed revision, and the caller reads the objects in the same
-event-loop step. `listing.collect` is the one caller.
+ARCHITECTURE's "in-memory index per resource": for each resource, key → labels, plus an inverted
+index (label key → value → keys). A LIST whose label selector has an equality, `in` or exists term
+starts from the smallest matching key set instead of decoding every stored object (100k
+configmaps, a selector matching nothing: one set lookup instead of 100k decodes). A resource is
+indexed from LMDB the first time a selective LIST asks for it (not at start: reading every object
+would map the whole database into the server's memory), then follows the store through one watch
+on `/registry/` started by `runner.start`. It answers only when it has applied every committed
+revision, and the caller reads the objects in the same event-loop step, so it never disagrees with
+the store. `listing.collect` is the one caller.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ def _labels_of(value: bytes) -> dict[str, str]:
     return (meta.labels if meta else None) or {}
 
 
+def _resource_prefix(key: str) -> str:
+    """`/registry/<group>/<resource>/` of a key or of a narrower prefix (the registry's key layout)."""
+    parts = key.split("/", 4)
+    return "/".join(parts[:4]) + "/"
+
+
 class LabelIndex:
     def __init__(self, store: Store, on_stored: Callable[[str, int, bytes], None] | None = None) -> None:
         self.store = store
@@ -58,24 +65,23 @@ class LabelIndex:
         # label key → label value → storage keys having it
         self._inverted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         self._task: asyncio.Task[None] | None = None
+        self._built: set[str] = set()  # resource prefixes indexed so far
 
     # -- building and following -----------------------------------------------------------
-    def build(self) -> None:
-        """Index everything stored now, in one consistent snapshot."""
+    def _build(self, prefix: str) -> None:
+        """Index one resource as stored now (the caller checked the index is caught up)."""
         token = None
         while True:
-            page = self.store.list("/registry/", limit=10_000, continue_token=token)
+            page = self.store.list(prefix, limit=10_000, continue_token=token)
             for record in page.records:
                 self._add(record.key, _labels_of(record.value))
-                if self._on_stored is not None:
-                    self._on_stored(record.key, record.revision, record.value)
-            self.revision = page.revision
             token = page.continue_token
             if not token:
                 break
+        self._built.add(prefix)
 
     def start(self) -> None:
-        self.build()
+        self.revision = self.store.revision
         self._task = asyncio.create_task(self._follow(), name="label-index")
 
     async def stop(self) -> None:
@@ -91,18 +97,19 @@ class LabelIndex:
             try:
                 watcher = self.store.watch("/registry/", self.revision)
             except storage_errors.TooOldResourceVersion:
-                log.warning("label index fell behind compaction; rebuilding")
+                log.warning("label index fell behind compaction; starting over")
                 self._reset()
-                self.build()
+                self.revision = self.store.revision
                 continue
             try:
                 while True:
                     for event in await watcher.next_batch():
-                        self._remove(event.key)
-                        if event.type != "DELETED":
-                            self._add(event.key, _labels_of(event.value))
-                            if self._on_stored is not None:
-                                self._on_stored(event.key, event.revision, event.value)
+                        if _resource_prefix(event.key) in self._built:
+                            self._remove(event.key)
+                            if event.type != "DELETED":
+                                self._add(event.key, _labels_of(event.value))
+                        if self._on_stored is not None and event.type != "DELETED":
+                            self._on_stored(event.key, event.revision, event.value)
                         self.revision = event.revision
             except storage_errors.WatchClosed:
                 continue  # resume from the last applied revision
@@ -112,6 +119,7 @@ class LabelIndex:
     def _reset(self) -> None:
         self._labels.clear()
         self._inverted.clear()
+        self._built.clear()
 
     def _add(self, key: str, found: dict[str, str]) -> None:
         if not found:
@@ -139,6 +147,11 @@ class LabelIndex:
         answer (not caught up with the store, or no term it can look up)."""
         if self.revision != self.store.revision:
             return None
+        resource = _resource_prefix(prefix)
+        if resource not in self._built:
+            if not any(r.operator in _INDEXABLE for r in selector.requirements):
+                return None
+            self._build(resource)
         best: set[str] | None = None
         for requirement in selector.requirements:
             if requirement.operator not in _INDEXABLE:

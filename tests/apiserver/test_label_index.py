@@ -44,6 +44,8 @@ async def test_indexed_lists_equal_scanned_lists(api: InProcess, selector: str) 
             labels["tier"] = rng.choice(["front", "back"])
         await api.request("POST", CMS, json={"apiVersion": "v1", "kind": "ConfigMap",
                                              "metadata": {"name": f"c{i:02d}", "labels": labels}})
+    indexed, scanned = await _both_ways(api, f"labelSelector={selector}")  # builds the index
+    assert indexed == scanned
     for i in range(0, 60, 7):  # relabel some, delete others: the index must follow
         await api.request("PATCH", f"{CMS}/c{i:02d}", json={"metadata": {"labels": {"app": "b", "tier": None}}},
                           headers={"Content-Type": "application/merge-patch+json"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -293,6 +294,7 @@ current-context: haru
     try:
         yield state["app"]
     finally:
+        shutil.rmtree(workdir, ignore_errors=True)
         await runner.cleanup()
 
 

@@ -633,6 +633,16 @@ class ShardFilter:
                     break
         return kept
 
+    def keep(self, key: str, revision: int, value: memoryview) -> bool:
+        """For `Store.list_where`: decided from the memo when it knows this write, so the value is
+        copied (to hash it) only on a miss."""
+        entry = self.hashes.memo(self.selector.field).get(key)
+        if entry is not None and entry[0] == revision:
+            value_hash = entry[1]
+        else:
+            value_hash = self.hashes.of(self.selector.field, key, revision, bytes(value))
+        return self.selector.matches_hash(value_hash)
+
     def __str__(self) -> str:
         return str(self.selector)
 

@@ -11,7 +11,7 @@ Continue tokens are made and parsed in `storage/continue_tokens.py`.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import cast
 
 import lmdb
@@ -47,6 +47,36 @@ def count(env: lmdb.Environment, dbs: layout.Databases, prefix: str) -> int:
                 break
             n += 1
         return n
+
+
+def list_where(
+    env: lmdb.Environment, dbs: layout.Databases, prefix: str, keep: Callable[[str, int, memoryview], bool]
+) -> ListResult:
+    """The current state under `prefix`, only the entries `keep(key, revision, value)` accepts.
+
+    One read transaction, so it is a snapshot. Values are handed to `keep` as views into the map and
+    copied only for the entries kept: a caller that can decide from the key and revision (a shard
+    hash memo, a set of keys from an index) reads a fraction of the bytes a full list copies.
+    """
+    prefix_bytes = prefix.encode()
+    records: list[Record] = []
+    header = _OBJECT_HEADER.size
+    unpack_header = _OBJECT_HEADER.unpack_from
+    build = tuple.__new__
+    with env.begin(buffers=True) as txn:
+        at = layout.read_meta(txn, dbs, layout.META_REVISION)
+        cursor = txn.cursor(db=dbs.objects)
+        if cursor.set_range(prefix_bytes):
+            for raw_key, raw in cast(Iterator[tuple[memoryview, memoryview]], cursor):
+                key_bytes = bytes(raw_key)
+                if not key_bytes.startswith(prefix_bytes):
+                    break
+                key = key_bytes.decode()
+                revision, create_revision = unpack_header(raw)
+                value = raw[header:]
+                if keep(key, revision, value):
+                    records.append(build(Record, (key, bytes(value), revision, create_revision)))
+    return ListResult(records, at, None, None)
 
 
 def list_prefix(

@@ -168,6 +168,12 @@ class Store:
         self._check_open()
         return listing.list_prefix(self._env, self._dbs, prefix, revision, limit, continue_token)
 
+    def list_where(self, prefix: str, keep: Callable[[str, int, memoryview], bool]) -> ListResult:
+        """The current state under `prefix`, only what `keep(key, revision, value view)` accepts;
+        one snapshot, values copied only for kept entries (see `storage/listing.py`)."""
+        self._check_open()
+        return listing.list_where(self._env, self._dbs, prefix, keep)
+
     def count(self, prefix: str) -> int:
         self._check_open()
         return listing.count(self._env, self._dbs, prefix)

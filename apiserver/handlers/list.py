@@ -24,7 +24,7 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     await listing.catch_up(ep, request.query)
     sel = listing.selection(ep, request.query)
     wanted = responses.wants(request)
-    if wanted.form == "object" and not sel.limit:
+    if wanted.form == "object" and not sel.limit and sel.shard is None:  # a shard is read whole (listing)
         first = listing.collect(ep, dataclasses.replace(sel, limit=STREAM_PAGE))
         if first.continue_token:
             return await _stream(ep, request, sel, first)

@@ -175,3 +175,20 @@ async def test_pagination_walks_every_key_exactly_once(store: Store) -> None:
         if token is None:
             break
     assert seen == [f"p{i:03d}" for i in range(25)]
+
+
+async def test_list_where_keeps_what_the_filter_accepts_in_one_snapshot(store: Store) -> None:
+    for name in ("a", "b", "c", "d"):
+        await store.create(pod_key(name), pod(name))
+    seen: list[tuple[str, int]] = []
+
+    def keep(key: str, revision: int, value: memoryview) -> bool:
+        seen.append((key, revision))
+        return key.endswith(("b", "d")) and b'"resourceVersion"' in bytes(value)
+
+    result = store.list_where(pod_key(""), keep)
+    assert [r.key for r in result.records] == [pod_key("b"), pod_key("d")]
+    assert all(isinstance(r.value, bytes) for r in result.records)
+    assert [r.value for r in result.records] == [store.get(pod_key(n)).value for n in ("b", "d")]  # type: ignore[union-attr]
+    assert seen == [(pod_key(n), i + 1) for i, n in enumerate("abcd")]
+    assert result.revision == store.revision and result.continue_token is None

@@ -24,7 +24,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes) -> dict[int, list[Any]]:
+def wire_fields(data: bytes) -> dict[int, list[Any]]:
     """field number -> values (ints for varint/fixed, bytes for length-delimited)."""
     found: dict[int, list[Any]] = {}
     pos = 0
@@ -65,7 +65,7 @@ class Node:
 
 
 def _constant(data: bytes) -> Any:
-    parts = _fields(data)
+    parts = wire_fields(data)
     if 2 in parts:
         return bool(parts[2][0])
     if 3 in parts:
@@ -87,34 +87,34 @@ def _text(parts: dict[int, list[Any]], number: int) -> str:
 
 
 def _node(data: bytes) -> Node:
-    parts = _fields(data)
+    parts = wire_fields(data)
     if 3 in parts:
         return Node("const", value=_constant(parts[3][0]))
     if 4 in parts:
-        return Node("ident", name=_text(_fields(parts[4][0]), 1))
+        return Node("ident", name=_text(wire_fields(parts[4][0]), 1))
     if 5 in parts:
-        sel = _fields(parts[5][0])
+        sel = wire_fields(parts[5][0])
         return Node("select", name=_text(sel, 2), value=bool(sel.get(3, [0])[0]),
                     target=_node(sel[1][0]) if 1 in sel else None)
     if 6 in parts:
-        call = _fields(parts[6][0])
+        call = wire_fields(parts[6][0])
         return Node("call", name=_text(call, 2),
                     target=_node(call[1][0]) if 1 in call else None,
                     args=[_node(arg) for arg in call.get(3, [])])
     if 7 in parts:
-        return Node("list", args=[_node(e) for e in _fields(parts[7][0]).get(1, [])])
+        return Node("list", args=[_node(e) for e in wire_fields(parts[7][0]).get(1, [])])
     if 8 in parts:
-        create = _fields(parts[8][0])
+        create = wire_fields(parts[8][0])
         children: list[Node] = []
         for entry_data in create.get(2, []):
-            entry = _fields(entry_data)
+            entry = wire_fields(entry_data)
             if 3 in entry:
                 children.append(_node(entry[3][0]))
             if 4 in entry:
                 children.append(_node(entry[4][0]))
         return Node("struct" if 1 in create else "map", name=_text(create, 1), args=children)
     if 9 in parts:
-        comp = _fields(parts[9][0])
+        comp = wire_fields(parts[9][0])
 
         def part(number: int) -> Node | None:
             return _node(comp[number][0]) if number in comp else None
@@ -127,6 +127,6 @@ def _node(data: bytes) -> Node:
 
 def decode(serialized: bytes) -> Node:
     """The root node of a serialized checked expression (an Any wrapping CheckedExpr)."""
-    envelope = _fields(serialized)
-    checked = _fields(envelope[2][0]) if 2 in envelope else envelope
+    envelope = wire_fields(serialized)
+    checked = wire_fields(envelope[2][0]) if 2 in envelope else envelope
     return _node(checked[4][0])

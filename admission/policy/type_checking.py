@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from admission.cel.checked_ast import wire_fields  # the one CheckedExpr wire reader
 from admission.policy.compiled import CompiledPolicy
 from admission.policy.expressions import CompiledExpression
 from admission.view import ClusterView
@@ -21,40 +22,7 @@ from admission.view import ClusterView
 MAX_TYPES = 10
 
 
-# -- a minimal reader for the serialized CheckedExpr (protobuf wire format) -------------------------
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(data: bytes) -> dict[int, list[Any]]:
-    found: dict[int, list[Any]] = {}
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        value: Any
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
-        elif wire == 2:
-            size, pos = _varint(data, pos)
-            value, pos = data[pos:pos + size], pos + size
-        elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-        found.setdefault(number, []).append(value)
-    return found
-
+# -- the serialized CheckedExpr, read with admission/cel/checked_ast.wire_fields ---------------------
 
 @dataclass
 class _Expr:
@@ -74,29 +42,29 @@ def _text(parts: dict[int, list[Any]], number: int) -> str:
 
 
 def _expr(data: bytes) -> _Expr:
-    parts = _fields(data)
+    parts = wire_fields(data)
     node_id = parts.get(2, [0])[0]
     if 4 in parts:
-        return _Expr(node_id, "ident", _text(_fields(parts[4][0]), 1))
+        return _Expr(node_id, "ident", _text(wire_fields(parts[4][0]), 1))
     if 5 in parts:
-        sel = _fields(parts[5][0])
+        sel = wire_fields(parts[5][0])
         return _Expr(node_id, "select", _text(sel, 2), operand=_expr(sel[1][0]) if 1 in sel else None)
     if 6 in parts:
-        call = _fields(parts[6][0])
+        call = wire_fields(parts[6][0])
         children = [_expr(a) for a in call.get(3, [])]
         if 1 in call:
             children.insert(0, _expr(call[1][0]))
         return _Expr(node_id, "call", _text(call, 2), children=children)
     if 7 in parts:
-        return _Expr(node_id, "list", children=[_expr(e) for e in _fields(parts[7][0]).get(1, [])])
+        return _Expr(node_id, "list", children=[_expr(e) for e in wire_fields(parts[7][0]).get(1, [])])
     if 8 in parts:
         children = []
-        for entry_data in _fields(parts[8][0]).get(2, []):
-            entry = _fields(entry_data)
+        for entry_data in wire_fields(parts[8][0]).get(2, []):
+            entry = wire_fields(entry_data)
             children += [_expr(entry[n][0]) for n in (3, 4) if n in entry]
         return _Expr(node_id, "map", children=children)
     if 9 in parts:
-        comp = _fields(parts[9][0])
+        comp = wire_fields(parts[9][0])
         body = [_expr(comp[n][0]) for n in (5, 6, 7) if n in comp]
         init = [_expr(comp[4][0])] if 4 in comp else []
         return _Expr(node_id, "comprehension", iter_var=_text(comp, 1),
@@ -105,12 +73,12 @@ def _expr(data: bytes) -> _Expr:
 
 
 def _decode(serialized: bytes) -> tuple[_Expr, dict[int, int]]:
-    envelope = _fields(serialized)
-    checked = _fields(envelope[2][0]) if 2 in envelope else envelope
+    envelope = wire_fields(serialized)
+    checked = wire_fields(envelope[2][0]) if 2 in envelope else envelope
     positions: dict[int, int] = {}
     if 5 in checked:
-        for entry in _fields(checked[5][0]).get(4, []):
-            pair = _fields(entry)
+        for entry in wire_fields(checked[5][0]).get(4, []):
+            pair = wire_fields(entry)
             positions[pair.get(1, [0])[0]] = pair.get(2, [0])[0]
     return _expr(checked[4][0]), positions
 

@@ -1,14 +1,14 @@
-"""An in-memory index of labels per resource, so selective LISTs read only what they return.
+"""An in-memory index per resource — labels and uid hashes — so selective LISTs read only what they return.
 
-ARCHITECTURE's "in-memory index per resource": for each resource, key → labels, plus an inverted
-index (label key → value → keys). A LIST whose label selector has an equality, `in` or exists term
-starts from the smallest matching key set instead of decoding every stored object (100k
-configmaps, a selector matching nothing: one set lookup instead of 100k decodes). A resource is
-indexed from LMDB the first time a selective LIST asks for it (not at start: reading every object
-would map the whole database into the server's memory), then follows the store through one watch
-on `/registry/` started by `runner.start`. It answers only when it has applied every committed
-revision, and the caller reads the objects in the same event-loop step, so it never disagrees with
-the store. `listing.collect` is the one caller.
+ARCHITECTURE's "in-memory index per resource": for each resource, key → labels, an inverted index
+(label key → value → keys), and key → FNV-1a 64 of metadata.uid (KEP-5866 shard selectors). A LIST
+whose label selector has an equality, `in` or exists term starts from the smallest matching key set,
+and a uid-sharded LIST from the keys whose hash is in range, instead of reading and decoding every
+stored object (100k configmaps, a selector matching nothing: one set lookup; a quarter shard: a
+quarter of the values). A resource is indexed from LMDB the first time such a LIST asks for it (not
+at start: reading every object would map the whole database into the server's memory), then follows
+the store through one watch on `/registry/` started by `runner.start`. It answers only when it has
+applied every committed revision. `listing.collect` is the one caller.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 
-from apiserver import labels
+from apiserver import labels, sharding
 from storage import Store, errors as storage_errors
 
 log = logging.getLogger("haru.apiserver.label_index")
@@ -30,6 +30,7 @@ _INDEXABLE = (labels.EQUALS, labels.DOUBLE_EQUALS, labels.IN, labels.EXISTS)
 
 class _Labels(msgspec.Struct):
     labels: dict[str, str] | None = None
+    uid: str = ""
 
 
 class _Object(msgspec.Struct):
@@ -40,12 +41,13 @@ class _Object(msgspec.Struct):
 _decoder = msgspec.json.Decoder(_Object)
 
 
-def _labels_of(value: bytes) -> dict[str, str]:
+def _read(value: bytes) -> tuple[dict[str, str], str]:
+    """(labels, uid) of a stored object; only those two fields are decoded."""
     try:
         meta = _decoder.decode(value).metadata
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return {}
-    return (meta.labels if meta else None) or {}
+        return {}, ""
+    return ((meta.labels or {}), meta.uid) if meta else ({}, "")
 
 
 def _resource_prefix(key: str) -> str:
@@ -55,17 +57,16 @@ def _resource_prefix(key: str) -> str:
 
 
 class LabelIndex:
-    def __init__(self, store: Store, on_stored: Callable[[str, int, bytes], None] | None = None) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        # Also told about every stored value, once, as the index reads it (runner.py uses it to
-        # hash uids for shard selectors at write time rather than in the first sharded LIST).
-        self._on_stored = on_stored
         self.revision = 0
         self._labels: dict[str, dict[str, str]] = {}
         # label key → label value → storage keys having it
         self._inverted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         self._task: asyncio.Task[None] | None = None
         self._built: set[str] = set()  # resource prefixes indexed so far
+        # resource prefix → key → FNV-1a 64 of metadata.uid, for shard selectors (KEP-5866)
+        self._uid_hashes: dict[str, dict[str, int]] = defaultdict(dict)
 
     # -- building and following -----------------------------------------------------------
     def _build(self, prefix: str) -> None:
@@ -74,7 +75,7 @@ class LabelIndex:
         while True:
             page = self.store.list(prefix, limit=10_000, continue_token=token)
             for record in page.records:
-                self._add(record.key, _labels_of(record.value))
+                self._add(record.key, *_read(record.value))
             token = page.continue_token
             if not token:
                 break
@@ -107,9 +108,7 @@ class LabelIndex:
                         if _resource_prefix(event.key) in self._built:
                             self._remove(event.key)
                             if event.type != "DELETED":
-                                self._add(event.key, _labels_of(event.value))
-                        if self._on_stored is not None and event.type != "DELETED":
-                            self._on_stored(event.key, event.revision, event.value)
+                                self._add(event.key, *_read(event.value))
                         self.revision = event.revision
             except storage_errors.WatchClosed:
                 continue  # resume from the last applied revision
@@ -119,9 +118,11 @@ class LabelIndex:
     def _reset(self) -> None:
         self._labels.clear()
         self._inverted.clear()
+        self._uid_hashes.clear()
         self._built.clear()
 
-    def _add(self, key: str, found: dict[str, str]) -> None:
+    def _add(self, key: str, found: dict[str, str], uid: str) -> None:
+        self._uid_hashes[_resource_prefix(key)][key] = sharding.hash_text(uid)
         if not found:
             return
         self._labels[key] = found
@@ -129,6 +130,7 @@ class LabelIndex:
             self._inverted[name][value].add(key)
 
     def _remove(self, key: str) -> None:
+        self._uid_hashes[_resource_prefix(key)].pop(key, None)
         old = self._labels.pop(key, None)
         if not old:
             return
@@ -142,6 +144,17 @@ class LabelIndex:
                     del self._inverted[name]
 
     # -- answering ------------------------------------------------------------------------
+    def shard_members(self, prefix: str, selector: Any) -> list[str] | None:
+        """Sorted keys under `prefix` in a uid shard (`sharding.Selector` on metadata.uid), or None
+        when the index is not caught up with the store."""
+        if self.revision != self.store.revision:
+            return None
+        resource = _resource_prefix(prefix)
+        if resource not in self._built:
+            self._build(resource)
+        matches = selector.matches_hash
+        return sorted(k for k, h in self._uid_hashes[resource].items() if matches(h) and k.startswith(prefix))
+
     def candidates(self, prefix: str, selector: Any) -> list[str] | None:
         """Sorted keys under `prefix` whose labels satisfy `selector`, or None when the index cannot
         answer (not caught up with the store, or no term it can look up)."""

@@ -17,7 +17,7 @@ import msgspec
 
 from apiserver import errors, fields, labels, sharding
 from apiserver.context import Endpoint
-from storage import Record, continue_tokens, errors as storage_errors
+from storage import ListResult, Record, continue_tokens, errors as storage_errors
 
 _PAGE = 500
 
@@ -201,7 +201,14 @@ def _collect_sharded(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     if sel.shard is None or sel.limit or sel.revision is not None or sel.continue_token:
         return None
     store = ep.server.store
-    result = store.list_where(ep.prefix(), sel.shard.keep)
+    index = ep.server.label_index
+    members = index.shard_members(ep.prefix(), sel.shard.selector) \
+        if index is not None and sel.shard.selector.field == sharding.UID else None
+    if members is not None:  # the index knows every key's uid hash: read only the members
+        revision, found = store.get_many(members)
+        result = ListResult(found, revision, None, None)
+    else:
+        result = store.list_where(ep.prefix(), sel.shard.keep)
     records: list[Record] = []
     objects: list[dict[str, Any]] = []
     unsharded = dataclasses.replace(sel, shard=None)  # membership is already decided

@@ -10,13 +10,12 @@ import os
 import secrets
 import ssl
 from dataclasses import dataclass
-from typing import Callable
 
 from aiohttp import web
 
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
-from apiserver import label_index, registry, seed, sharding
+from apiserver import label_index, registry, seed
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
@@ -50,9 +49,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     gates = FeatureGates.parse(feature_gates)
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
-    # With sharded list/watch on, every write's uid is hashed once as the index reads it.
-    on_stored = _uid_hasher(store) if gates.enabled("ShardedListAndWatch") else None
-    server.label_index = label_index.LabelIndex(store, on_stored)
+    server.label_index = label_index.LabelIndex(store)
     server.label_index.start()  # built from LMDB now, then follows every commit
     # The admission chain, manifest policies (KEP-5793) loaded before the first request is served.
     try:
@@ -76,14 +73,6 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     await seed.seed(server, actual_port)
     scheme = "https" if ssl_context else "http"
     return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds, follower)
-
-
-def _uid_hasher(store: Store) -> Callable[[str, int, bytes], None]:
-    uid_hashes = sharding.hashes_for(store)
-
-    def hash_uid(key: str, revision: int, value: bytes) -> None:
-        uid_hashes.of(sharding.UID, key, revision, value)
-    return hash_uid
 
 
 def new_token() -> str:

@@ -168,6 +168,11 @@ class Store:
         self._check_open()
         return listing.list_prefix(self._env, self._dbs, prefix, revision, limit, continue_token)
 
+    def get_many(self, keys: list[str]) -> tuple[int, list[Record]]:
+        """(revision, the records of `keys` that exist, in order), read in one snapshot."""
+        self._check_open()
+        return listing.get_many(self._env, self._dbs, keys)
+
     def list_where(self, prefix: str, keep: Callable[[str, int, memoryview], bool]) -> ListResult:
         """The current state under `prefix`, only what `keep(key, revision, value view)` accepts;
         one snapshot, values copied only for kept entries (see `storage/listing.py`)."""

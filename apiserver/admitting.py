@@ -37,7 +37,27 @@ _POLICY_PREFIX = f"/registry/{policy_source.GROUP}/"
 # Status follows changes after this many seconds, coalescing bursts (as a controller's queue does).
 STATUS_DELAY = 0.3
 
-class StoreView:
+class Patching:
+    """The ClusterView methods admission uses to mutate objects: schema lookups and the patch
+    algorithms of `apiserver/patching`, with their errors as admission's PatchFailed."""
+
+    def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
+        return schemas.resolve(node)
+
+    def apply(self, live: dict[str, Any], config: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+        try:
+            return apply_merge.apply(live, config, schema)
+        except PatchError as err:
+            raise admission_errors.PatchFailed(err.message) from None
+
+    def json_patch(self, doc: dict[str, Any], operations: list[dict[str, Any]]) -> Any:
+        try:
+            return json_patch.apply(doc, operations)
+        except PatchError as err:
+            raise admission_errors.PatchFailed(err.message) from None
+
+
+class StoreView(Patching):
     """admission.view.ClusterView over one API server's store and registry."""
 
     def __init__(self, server: "Server"):
@@ -105,20 +125,6 @@ class StoreView:
         info = self.server.registry.by_kind(group, version, kind)
         return None if info is None or info.schema is None else dict(info.schema)
 
-    def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
-        return schemas.resolve(node)
-
-    def apply(self, live: dict[str, Any], config: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
-        try:
-            return apply_merge.apply(live, config, schema)
-        except PatchError as err:
-            raise admission_errors.PatchFailed(err.message) from None
-
-    def json_patch(self, doc: dict[str, Any], operations: list[dict[str, Any]]) -> Any:
-        try:
-            return json_patch.apply(doc, operations)
-        except PatchError as err:
-            raise admission_errors.PatchFailed(err.message) from None
 
 
 def install(server: "Server", manifests_dir: str | None = None) -> assembly.Assembly:

@@ -11,11 +11,10 @@ from typing import Any
 
 import msgspec
 
-from admission import errors
 from admission.attributes import Attributes
 from admission.view import ResourceRef, StoredObject
 from apiserver import schemas
-from apiserver.patching import PatchError, apply_merge, json_patch
+from apiserver.admitting import Patching  # the real patch adapters: only the store is faked
 
 RESOURCES = [
     ResourceRef("", "v1", "pods", "Pod", True),
@@ -35,7 +34,7 @@ for _resource in ("validatingadmissionpolicies", "validatingadmissionpolicybindi
     RESOURCES.append(ResourceRef("admissionregistration.k8s.io", "v1", _resource, "", False))
 
 
-class FakeView:
+class FakeView(Patching):
     def __init__(self) -> None:
         self.stored: dict[tuple[str, str], dict[tuple[str, str], tuple[int, bytes]]] = {}
         self._revision = 0
@@ -85,20 +84,6 @@ class FakeView:
     def schema(self, group: str, version: str, kind: str) -> dict[str, Any] | None:
         return schemas.for_kind(group, version, kind)
 
-    def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
-        return schemas.resolve(node)
-
-    def apply(self, live: dict[str, Any], config: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
-        try:
-            return apply_merge.apply(live, config, schema)
-        except PatchError as err:
-            raise errors.PatchFailed(err.message) from None
-
-    def json_patch(self, doc: dict[str, Any], operations: list[dict[str, Any]]) -> Any:
-        try:
-            return json_patch.apply(doc, operations)
-        except PatchError as err:
-            raise errors.PatchFailed(err.message) from None
 
 
 def pod(name: str = "p", namespace: str = "default", *, labels: dict[str, str] | None = None,

@@ -17,7 +17,7 @@ import lmdb
 import msgspec
 
 from storage import errors, layout
-from storage.records import Event, Record
+from storage.records import Event, EventType, Record
 
 Operation = Literal["create", "update", "delete"]
 
@@ -131,13 +131,7 @@ def _update(
     assert request.obj is not None
     value = stamp(request.obj, revision)
     _put(txn, dbs, request.key_bytes, value, revision, current.create_revision)
-    _log(
-        txn, dbs, "MODIFIED", request.key_bytes, value, current.value,
-        current.create_revision, current.revision, revision, now,
-    )
-    return Record(request.key, value, revision, current.create_revision), Event(
-        "MODIFIED", request.key, revision, value, current.value
-    )
+    return _replaced(txn, dbs, "MODIFIED", request, current, value, revision, now)
 
 
 def _delete(
@@ -157,12 +151,26 @@ def _delete(
     # kube-apiserver hands out the deleted object with resourceVersion = the deletion revision.
     value = stamp(obj, revision)
     txn.delete(request.key_bytes, db=dbs.objects)
+    return _replaced(txn, dbs, "DELETED", request, current, value, revision, now)
+
+
+def _replaced(
+    txn: lmdb.Transaction,
+    dbs: layout.Databases,
+    kind: EventType,
+    request: WriteRequest,
+    current: Record,
+    value: bytes,
+    revision: int,
+    now: float,
+) -> tuple[Record, Event]:
+    """Log a write that replaced `current` (MODIFIED or DELETED) and return what it produced."""
     _log(
-        txn, dbs, "DELETED", request.key_bytes, value, current.value,
+        txn, dbs, kind, request.key_bytes, value, current.value,
         current.create_revision, current.revision, revision, now,
     )
     return Record(request.key, value, revision, current.create_revision), Event(
-        "DELETED", request.key, revision, value, current.value
+        kind, request.key, revision, value, current.value
     )
 
 

@@ -12,6 +12,8 @@ import math
 import sys
 from dataclasses import dataclass, field
 
+from bench._report import markdown_table
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -101,14 +103,7 @@ def render_table(rows: list[Row]) -> str:
             row.anchor,
             ("-" if ratio is None else f"{ratio:,.2f}x") + " / " + row.verdict,
         ])
-    widths = [max(len(c) for c in col) for col in zip(header, *lines)]
-
-    def fmt(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
-
-    out = [fmt(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    out += [fmt(line) for line in lines]
-    return "\n".join(out)
+    return markdown_table(header, lines)
 
 
 def print_report(rows: list[Row]) -> None:

@@ -112,9 +112,16 @@ def render_table(rows: list[Row]) -> str:
             row.target,
             row.verdict,
         ])
+    return markdown_table(header, lines)
+
+
+def markdown_table(header: list[str], lines: list[list[str]]) -> str:
+    """A Markdown table with padded columns (shared by every benchmark's report)."""
     widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
+
     def fmt(cells: list[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
     out = [fmt(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [fmt(line) for line in lines]
     return "\n".join(out)

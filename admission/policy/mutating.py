@@ -120,16 +120,9 @@ class MutatingPolicyPlugin:
                                        is_binding=False, memo=hook.memo(None))
             if matched is None:
                 continue
-            for binding in hook.bindings:
-                spec = binding.get("spec") or {}
-                if matching.matches(spec.get("matchResources"), attrs, request.namespace_labels, self.view,
-                                    is_binding=True, memo=hook.memo(binding)) is None:
-                    continue
-                try:
-                    found = params_module.collect(policy.param_kind, spec.get("paramRef"), attrs.namespace, self.view)
-                except params_module.ParamError as err:
-                    problems.append(PolicyError(policy, binding, f"failed to configure binding: {err}"))
-                    continue
+            for binding, found, error in params_module.bound(hook, attrs, request.namespace_labels, self.view):
+                if error is not None:
+                    problems.append(PolicyError(policy, binding, f"failed to configure binding: {error}"))
                 for param in found:
                     self._invoke(policy, binding, param, matched, request, state, reinvoking, problems)
         # Later plugins may change the object in place: keep what this pass produced, to compare.

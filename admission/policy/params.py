@@ -10,6 +10,7 @@ parameterNotFoundAction Deny an error, with Allow no evaluation at all. Errors a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -64,3 +65,21 @@ def collect(param_kind: dict[str, Any] | None, param_ref: dict[str, Any] | None,
     if not params and param_ref.get("parameterNotFoundAction") == "Deny":
         raise ParamError("no params found for policy binding with `Deny` parameterNotFoundAction")
     return params
+
+
+def bound(hook: Any, attrs: Any, namespace_labels: Any, view: ClusterView
+          ) -> Iterator[tuple[dict[str, Any], list[dict[str, Any] | None], str | None]]:
+    """Each binding of `hook` whose matchResources match the request, with its params — or, when
+    its paramRef cannot be resolved, no params and the reason (each plugin reports it its own way)."""
+    policy = hook.policy
+    for binding in hook.bindings:
+        spec = binding.get("spec") or {}
+        if matching.matches(spec.get("matchResources"), attrs, namespace_labels, view,
+                            is_binding=True, memo=hook.memo(binding)) is None:
+            continue
+        try:
+            found = collect(policy.param_kind, spec.get("paramRef"), attrs.namespace, view)
+        except ParamError as err:
+            yield binding, [], str(err)
+            continue
+        yield binding, found, None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from admission import errors
 from admission.attributes import Attributes
@@ -151,16 +151,9 @@ class ValidatingPolicyPlugin:
         if matched is None:
             return
         annotations: dict[str, list[str]] = {}
-        for binding in hook.bindings:
-            spec = binding.get("spec") or {}
-            if matching.matches(spec.get("matchResources"), attrs, request.namespace_labels, self.view,
-                                is_binding=True, memo=hook.memo(binding)) is None:
-                continue
-            try:
-                found = params_module.collect(policy.param_kind, spec.get("paramRef"), attrs.namespace, self.view)
-            except params_module.ParamError as err:
-                self._add(denials, _configuration_failure(policy, binding, str(err)))
-                continue
+        for binding, found, error in params_module.bound(hook, attrs, request.namespace_labels, self.view):
+            if error is not None:
+                self._add(denials, _configuration_failure(policy, binding, error))
             for param in found:
                 self._evaluate(policy, binding, param, matched, request, denials, annotations)
         for key, values in annotations.items():

@@ -17,7 +17,7 @@ from apiserver import errors, kinds, registry
 from apiserver.features import FeatureGates
 from apiserver.requestinfo import RequestInfo
 from apiserver.strategy import Strategy
-from storage import Store
+from storage import Record, Store
 
 
 @dataclass
@@ -64,6 +64,13 @@ class Endpoint:
         if self.resource.namespaced and self.request_info.namespace:
             return f"{self.resource.key_prefix}{self.request_info.namespace}/"
         return self.resource.key_prefix
+
+    def stored(self, name: str) -> Record:
+        """The stored record of `name` in this endpoint's namespace, or the 404 kube answers."""
+        record = self.server.store.get(self.key(name))
+        if record is None:
+            raise self.not_found(name)
+        return record
 
     def not_found(self, name: str) -> errors.APIError:
         return errors.not_found(self.resource.resource, self.resource.group, name)

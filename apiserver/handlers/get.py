@@ -15,9 +15,7 @@ from apiserver.crds import output as crd_output
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     name = ep.request_info.name
-    record = ep.server.store.get(ep.key(name))
-    if record is None:
-        raise ep.not_found(name)
+    record = ep.stored(name)
     wanted = responses.wants(request)
     value = crd_output.stored_bytes(ep, record.value)  # custom resources: the requested version
     if wanted.form == "object":

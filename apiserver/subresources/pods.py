@@ -87,10 +87,7 @@ def _budgets_forbid(ep: Endpoint, pod: dict[str, Any]) -> str | None:
 async def evict(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     eviction = await bodies.read_object(request)
     name = ep.request_info.name
-    record = ep.server.store.get(ep.key(name))
-    if record is None:
-        raise ep.not_found(name)
-    pod = responses.decode(record.value)
+    pod = responses.decode(ep.stored(name).value)
     phase = (pod.get("status") or {}).get("phase")
     if phase not in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp"):
         budget = _budgets_forbid(ep, pod)
@@ -108,10 +105,7 @@ async def evict(ep: Endpoint, request: web.Request) -> web.StreamResponse:
 async def connect(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     """log/exec/attach/portforward/proxy: the pod must exist and be on a node that serves it."""
     name = ep.request_info.name
-    record = ep.server.store.get(ep.key(name))
-    if record is None:
-        raise ep.not_found(name)
-    pod = responses.decode(record.value)
+    pod = responses.decode(ep.stored(name).value)
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         raise errors.bad_request(f"pod {name} does not have a host assigned")

@@ -47,9 +47,7 @@ def _scale_of(ep: Endpoint, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _current(ep: Endpoint) -> dict[str, Any]:
-    record = ep.server.store.get(ep.key(ep.request_info.name))
-    if record is None:
-        raise ep.not_found(ep.request_info.name)
+    record = ep.stored(ep.request_info.name)
     return crd_output.stored_object(ep, responses.decode(record.value))  # custom resources: requested version
 
 

@@ -19,10 +19,7 @@ _MIN_SECONDS = 600
 async def create(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     request_obj = await bodies.read_object(request)
     name = ep.request_info.name
-    record = ep.server.store.get(ep.key(name))
-    if record is None:
-        raise ep.not_found(name)
-    account = responses.decode(record.value)
+    account = responses.decode(ep.stored(name).value)
     spec = request_obj.setdefault("spec", {})
     seconds = spec.get("expirationSeconds") or 3600
     if seconds < _MIN_SECONDS:

@@ -96,11 +96,12 @@ class Controller:
             return
         others = [o for o in self._all_crds() if (o.get("metadata") or {}).get("name") != name]
         verdict = naming.check(crd, others, self.registry)
-        await self._write_status(key, crd, lambda status: naming.apply(status, crd, verdict, _now()))
+        # Serve first, then say so: a client that sees `Established` must find the routes there.
         if verdict.accepted:
             self._serve(crd, terminating=False)
         else:
             self._unserve(name)
+        await self._write_status(key, crd, lambda status: naming.apply(status, crd, verdict, _now()))
 
     def _all_crds(self) -> list[dict[str, Any]]:
         return [msgspec.json.decode(r.value) for r in self.store.list(CRD_PREFIX).records]

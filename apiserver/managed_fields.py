@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from apiserver.ssa import apply as ssa_apply
-from apiserver.ssa import fieldsets, managers
+from apiserver.ssa import created, fieldsets, managers
 from apiserver.ssa.managers import Identity, Ownership
 from apiserver.ssa.updater import Owned
 
@@ -82,7 +82,12 @@ def _record(old: dict[str, Any] | None, new: dict[str, Any], manager: str, schem
     before, after = _without_managed_fields(old), _without_managed_fields(new)
     engine = ssa_apply.engine_for(schema, subresource, [before, after], track_status=track_status)
     api_version = new.get("apiVersion", "")
-    owned = engine.update(before, after, ownership.managers, _CURRENT, api_version)
+    if old is None and not ownership.managers:
+        # A plain create: the writer owns all it sets; no one to take fields from (the fast path).
+        added = created.added_fields(after, engine.node, engine.zero_of)
+        owned = {_CURRENT: Owned(fieldsets.recursive_difference(added, engine.ignored), api_version, False)}
+    else:
+        owned = engine.update(before, after, ownership.managers, _CURRENT, api_version)
     taken = owned.pop(_CURRENT, None)
     fields = fieldsets.difference(taken.fields, ssa_apply.STRIPPED) if taken else {}
     if fields:

@@ -66,9 +66,32 @@ def definition_name(node: Node) -> str | None:
     return name or _names_by_identity().get(id(node))
 
 
+# Schema nodes are never changed once loaded (a CRD update brings new ones), so what the walks ask
+# of a node is remembered by its identity. Each entry keeps its node alive, so an id is never reused
+# while remembered; the tables are emptied when they grow past a bound (old CRD schemas).
+_MEMO_LIMIT = 50_000
+_ROOTS: dict[int, tuple[Node, dict[str, Any]]] = {}
+_FIELD_NODES: dict[tuple[int, str], tuple[Node, Node]] = {}
+
+
+def _remember(table: dict[Any, Any], key: Any, entry: Any) -> None:
+    if len(table) >= _MEMO_LIMIT:
+        table.clear()
+    table[key] = entry
+
+
 def for_object(schema: Node) -> dict[str, Any]:
     """The root node for a whole object: its metadata is always ObjectMeta (CRD schemas say only
     `type: object` there, and the apiserver types it as ObjectMeta all the same)."""
+    hit = _ROOTS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    root = _root_for(schema)
+    _remember(_ROOTS, id(schema), (schema, root))
+    return root
+
+
+def _root_for(schema: Node) -> dict[str, Any]:
     root = dict(resolve(schema) or {})
     name = definition_name(schema)
     if name:
@@ -83,6 +106,17 @@ def for_object(schema: Node) -> dict[str, Any]:
 
 def field_node(node: Node, key: str) -> Node:
     """The schema of `key` inside an object node: its property, else the map's value type."""
+    if node is None:
+        return None
+    hit = _FIELD_NODES.get((id(node), key))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = _field_node(node, key)
+    _remember(_FIELD_NODES, (id(node), key), (node, found))
+    return found
+
+
+def _field_node(node: Node, key: str) -> Node:
     struct = resolve(node)
     if not struct:
         return None
@@ -109,10 +143,23 @@ def items_node(node: Node) -> Node:
     return resolved.get("items") if resolved else None
 
 
+_LIST_SEMANTICS: dict[int, tuple[Node, tuple[str, list[str]]]] = {}
+
+
 def list_semantics(node: Node) -> tuple[str, list[str]]:
-    """('map', keys) | ('set', []) | ('atomic', []) for a list field's node."""
+    """('map', keys) | ('set', []) | ('atomic', []) for a list field's node (callers must not
+    change the keys list: it is remembered)."""
     if node is None:
         return "atomic", []
+    hit = _LIST_SEMANTICS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = _list_semantics(node)
+    _remember(_LIST_SEMANTICS, id(node), (node, found))
+    return found
+
+
+def _list_semantics(node: dict[str, Any]) -> tuple[str, list[str]]:
     resolved = resolve(node) or {}
     marks = {**resolved, **node}
     list_type = marks.get("x-kubernetes-list-type")

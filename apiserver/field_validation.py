@@ -29,7 +29,7 @@ def prune(obj: Any, schema: dict[str, Any] | None) -> list[str]:
     if schema is None:
         return []
     unknown: list[str] = []
-    _prune(obj, schema, "", unknown)
+    _prune(obj, schema, [], unknown)
     return unknown
 
 
@@ -40,31 +40,47 @@ def _is_open(node: dict[str, Any]) -> bool:
     return "properties" not in node and "additionalProperties" not in node and "items" not in node
 
 
-def _prune(value: Any, node: dict[str, Any], path: str, unknown: list[str]) -> None:
+def _where(path: list[str], last: str) -> str:
+    """`spec.containers[0].name` from the pieces walked (`.spec`, `.containers`, `[0]`) and the last."""
+    return ("".join(path) + last).lstrip(".")
+
+
+def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str]) -> None:
+    # Every write walks its whole object here: paths are built only for an unknown field, and
+    # scalars (most of an object) are never descended into.
     node = schemas.resolve(node)
     if isinstance(value, dict):
         props = node.get("properties")
         if props is not None:
+            preserve = node.get("x-kubernetes-preserve-unknown-fields")
             for key in list(value):
                 child = props.get(key)
-                where = f"{path}.{key}" if path else key
                 if child is None:
-                    if node.get("x-kubernetes-preserve-unknown-fields"):
-                        continue
-                    unknown.append(where)
-                    del value[key]
-                else:
-                    _prune(value[key], child, where, unknown)
+                    if not preserve:
+                        unknown.append(_where(path, "." + key))
+                        del value[key]
+                    continue
+                sub = value[key]
+                if isinstance(sub, (dict, list)):
+                    path.append("." + key)
+                    _prune(sub, child, path, unknown)
+                    path.pop()
             return
         extra = node.get("additionalProperties")
         if isinstance(extra, dict) and not _is_open(schemas.resolve(extra)):
             for key, item in value.items():
-                _prune(item, extra, f"{path}[{key}]", unknown)
+                if isinstance(item, (dict, list)):
+                    path.append(f"[{key}]")
+                    _prune(item, extra, path, unknown)
+                    path.pop()
     elif isinstance(value, list):
         items = node.get("items")
         if isinstance(items, dict):
             for index, item in enumerate(value):
-                _prune(item, items, f"{path}[{index}]", unknown)
+                if isinstance(item, (dict, list)):
+                    path.append(f"[{index}]")
+                    _prune(item, items, path, unknown)
+                    path.pop()
 
 
 def report(unknown: list[str], how: str, kind: str, version: str) -> list[str]:

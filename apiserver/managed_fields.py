@@ -82,12 +82,10 @@ def _record(old: dict[str, Any] | None, new: dict[str, Any], manager: str, schem
     before, after = _without_managed_fields(old), _without_managed_fields(new)
     engine = ssa_apply.engine_for(schema, subresource, [before, after], track_status=track_status)
     api_version = new.get("apiVersion", "")
-    if old is None and not ownership.managers:
-        # A plain create: the writer owns all it sets; no one to take fields from (the fast path).
-        added = created.added_fields(after, engine.node, engine.zero_of)
-        owned = {_CURRENT: Owned(fieldsets.recursive_difference(added, engine.ignored), api_version, False)}
-    else:
-        owned = engine.update(before, after, ownership.managers, _CURRENT, api_version)
+    if old is None and not subresource and not ownership.managers:
+        _record_create(new, after, manager, engine, api_version)
+        return
+    owned = engine.update(before, after, ownership.managers, _CURRENT, api_version)
     taken = owned.pop(_CURRENT, None)
     fields = fieldsets.difference(taken.fields, ssa_apply.STRIPPED) if taken else {}
     if fields:
@@ -104,6 +102,18 @@ def _record(old: dict[str, Any] | None, new: dict[str, Any], manager: str, schem
         meta["managedFields"] = encoded
     else:
         meta.pop("managedFields", None)
+
+
+def _record_create(new: dict[str, Any], after: dict[str, Any], manager: str, engine: Any, api_version: str) -> None:
+    """A plain create: the writer owns all it sets and there is no one to take fields from, so
+    its one entry is written straight from the object (`ssa/created.py`, the fast path)."""
+    fields = created.fields_v1(after, engine.node, engine.zero_of, ssa_apply.STRIPPED, engine.ignored)
+    meta = new.setdefault("metadata", {})
+    if not fields:
+        meta.pop("managedFields", None)
+        return
+    meta["managedFields"] = [{"manager": manager, "operation": "Update", "apiVersion": api_version,
+                              "time": now_rfc3339(), "fieldsType": "FieldsV1", "fieldsV1": fields}]
 
 
 def manager_name(query: dict[str, str], user_agent: str) -> str:

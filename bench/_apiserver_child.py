@@ -14,7 +14,7 @@ import signal
 import sys
 
 from apiserver import runner
-from cluster import cli
+from cluster import cli, event_loop
 
 
 async def serve(data_dir: str) -> None:
@@ -32,7 +32,7 @@ async def serve(data_dir: str) -> None:
 
 
 def main() -> int:
-    asyncio.run(serve(sys.argv[1]))
+    event_loop.run(serve(sys.argv[1]))
     return 0
 
 

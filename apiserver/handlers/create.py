@@ -1,7 +1,7 @@
 """POST to a collection: admit the object, store it, answer 201 with what was stored.
 
-Order (kube's rest.BeforeCreate + admission): decode → `writing.prepare_create` → namespace
-lifecycle → store.create (or nothing, for dryRun=All). Names from `generateName` are retried on a
+Order (kube's rest.BeforeCreate + admission): decode → `writing.prepare_create` (namespace
+lifecycle, admission, strategy, managedFields) → store.create (or nothing, for dryRun=All). Names from `generateName` are retried on a
 collision, as 1.36 does. Called by `app.py` for verb `create` on a stored resource.
 """
 
@@ -24,7 +24,6 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     dry_run = writing.dry_run(request.query)
     try:
         warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))
-        writing.namespace_lifecycle(ep, obj["metadata"]["name"])
         if dry_run:
             return responses.json_response(obj, status=201, warnings=warnings)
         return await _store(ep, obj, warnings)

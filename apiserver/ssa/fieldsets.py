@@ -57,13 +57,13 @@ def _node_to_wire(node: FieldSet) -> dict[str, Any]:
 
 
 def _in_order(keys: list[str]) -> list[str]:
-    """structured-merge-diff's order (`elements.sort_key`); elements of one kind other than list
-    indexes — nearly always the case — sort as plain strings, which is much cheaper."""
+    """structured-merge-diff's order (`elements.sort_key`). A plain string sort already gives it
+    when every element is of one kind other than list indexes, as nearly all are: that kind then
+    begins both the first and the last key."""
     if len(keys) > 1:
+        keys.sort()
         kind = keys[0][:2]
-        if kind != "i:" and all(k.startswith(kind) for k in keys):
-            keys.sort()
-        else:
+        if kind == "i:" or keys[-1][:2] != kind:
             keys.sort(key=elements.sort_key)
     return keys
 

@@ -3,8 +3,9 @@
 Owns the table of gates haru knows (1.36 stage, upstream default, lock) and the kube-apiserver
 `--feature-gates` syntax (`A=true,B=false`, plus the `AllAlpha`/`AllBeta` switches). Unlike
 upstream, every alpha and beta gate defaults to on (ARCHITECTURE principle 6); the flag turns
-each off. The cluster command parses the flag once; the registry (`registry.py`) asks which gated
-resources to serve, and handlers and co-processes ask about behaviour behind a gate.
+each off. Deprecated gates keep upstream's default; a locked gate refuses the other value. The
+cluster command parses the flag once; the registry (`registry.py`) asks which gated resources to
+serve, and handlers and co-processes ask about behaviour behind a gate.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-ALPHA, BETA, GA = "alpha", "beta", "ga"
+ALPHA, BETA, GA, DEPRECATED = "alpha", "beta", "ga", "deprecated"
 
 # The two switches of component-base's feature gate: they set every alpha (beta) gate at once,
 # and a gate named explicitly in the same flag wins over them.
@@ -27,7 +28,7 @@ class GateSpec:
 
     @property
     def haru_default(self) -> bool:
-        # Principle 6: what is alpha or beta in 1.36 is on here; GA keeps upstream's default.
+        # Principle 6: what is alpha or beta in 1.36 is on here; GA and deprecated keep upstream's default.
         return True if self.stage in (ALPHA, BETA) else self.upstream_default
 
 
@@ -45,6 +46,8 @@ KNOWN: Mapping[str, GateSpec] = {
     "InPlacePodVerticalScaling": GateSpec(GA, True, locked=True),
     "MultiCIDRServiceAllocator": GateSpec(GA, True, locked=True),
     "MutatingAdmissionPolicy": GateSpec(GA, True),
+    # Admission policies loaded from files, `haru up --admission-manifests` (KEP-5793, alpha in 1.36)
+    "ManifestBasedAdmissionControlConfig": GateSpec(ALPHA, False),
     "PodCertificateRequest": GateSpec(BETA, False),
     "StorageVersionAPI": GateSpec(ALPHA, False),
     "StorageVersionMigrator": GateSpec(BETA, False),
@@ -73,6 +76,9 @@ KNOWN: Mapping[str, GateSpec] = {
     "UserNamespacesSupport": GateSpec(GA, True),
     "UserNamespacesHostNetworkSupport": GateSpec(ALPHA, False),
     "UserNamespacesPodSecurityStandards": GateSpec(ALPHA, False),
+    # The gitRepo volume plugin: off by default since 1.33, locked off in 1.36 (KEP-5040); the API
+    # server refuses new gitRepo volumes (kinds/volume_policy.py)
+    "GitRepoVolumeDriver": GateSpec(DEPRECATED, False, locked=True),
     # Device health in pod status (api-1.36.md §8; the upstream default is not verified there)
     "ResourceHealthStatus": GateSpec(BETA, False),
     "ResourceHealthStatusMessage": GateSpec(ALPHA, False),

@@ -1,12 +1,14 @@
 """The per-kind rules every write goes through, as a small class with a fixed hook order.
 
-Create:  prepare_for_create(obj) → default(obj) → validate(obj) → (store)
+Create:  create_warnings(obj) → prepare_for_create(obj) → default(obj) → validate(obj) → (store)
 Update:  prepare_for_update(new, old) → default(new) → validate_update(new, old) → (store)
 Status:  the same hooks on `status_strategy()`, whose prepare_for_update keeps everything but status.
 
 Hooks may mutate the object they are given; `validate*` return field causes (see `errors.field_error`)
-and never raise. The generic rules live here; `apiserver/kinds/<kind>.py` subclass and override only
-what their kind changes. `kinds/__init__.py` maps each resource to its strategy.
+and never raise. `create_warnings(obj)` runs just before `prepare_for_create` and names what that hook
+is about to change (upstream adds such Warnings to the request context while preparing). The generic
+rules live here; `apiserver/kinds/<kind>.py` subclass and override only what their kind changes.
+`kinds/__init__.py` maps each resource to its strategy.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class Strategy:
         return self.has_status
 
     # -- create ---------------------------------------------------------------------------
+    def create_warnings(self, obj: Obj) -> list[str]:
+        """Warnings about `obj` as prepare_for_create will find it; sent with the response."""
+        return []
+
     def prepare_for_create(self, obj: Obj) -> None:
         if self.has_status:
             obj.pop("status", None)

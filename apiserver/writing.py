@@ -122,6 +122,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     meta["uid"] = str(uuid.uuid4())
     meta["creationTimestamp"] = now()
     meta.pop("generation", None)
+    warnings += strategy.create_warnings(obj)
     strategy.prepare_for_create(obj)
     causes = allocations.allocate(ep, obj, None) or strategy.validate(obj)
     if causes:

@@ -5,7 +5,8 @@ an admin bearer token kept in the data dir (so a restart keeps old kubeconfigs w
 kubeconfig is written only once the server has answered a request, then one line names it. Runs in
 the foreground until SIGINT/SIGTERM, then stops cleanly. The controllers (namespace lifecycle,
 garbage collector) run as a supervised co-process, or as tasks with `--embedded`. The scheduler
-and hollow nodes are not built yet, so `haru up` does not start them.
+and hollow nodes are not built yet, so `haru up` does not start them. Flags kube-apiserver refuses
+(a bad or locked feature gate, admission manifests with their gate off) stop it before it starts.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import aiohttp
 
 from admission.policy import manifests
 from apiserver import runner
+from apiserver.features import FeatureGates
 from cluster import certs, kubeconfig, supervisor
 
 
@@ -110,9 +112,24 @@ async def up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_flags(args: argparse.Namespace) -> None:
+    """What kube-apiserver refuses before it starts: bad or locked feature gates, manifests without their gate."""
+    try:
+        gates = FeatureGates.parse(args.feature_gates)
+    except ValueError as exc:
+        raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
+    if args.admission_manifests:
+        manifests.check_gate(gates.enabled(manifests.GATE))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "up":
+        try:
+            _check_flags(args)
+        except (ValueError, manifests.ManifestError) as exc:
+            print(f"haru up: {exc}", file=sys.stderr)
+            return 1
         try:
             return asyncio.run(up(args))
         except (OSError, manifests.ManifestError) as exc:

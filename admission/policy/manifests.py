@@ -6,7 +6,9 @@ policy kinds, defaults and validates each object with `prepare` (the API's own r
 API server), and applies the manifest rules: names end in ".static.k8s.io" and are unique per
 kind, no paramKind or paramRef, every binding names a policy of the same set. Any problem stops
 the server from starting with "error loading <file>: …", as kube-apiserver does. The result
-feeds `source.StaticPolicies`; such objects exist outside the API (`is_static_name`).
+feeds `source.StaticPolicies`; such objects exist outside the API (`is_static_name`). Like
+staticManifestsDir upstream, a directory needs the `GATE` feature gate on (`check_gate`, asked by
+`cluster/cli.py` before the server starts).
 """
 
 from __future__ import annotations
@@ -27,8 +29,19 @@ _KINDS = {
 _EXTENSIONS = (".yaml", ".yml", ".json")
 
 
+# The KEP-5793 gate (alpha in 1.36; on in haru like every alpha gate, see apiserver/features.py).
+GATE = "ManifestBasedAdmissionControlConfig"
+
+
 class ManifestError(Exception):
     pass
+
+
+def check_gate(gate_enabled: bool) -> None:
+    """Refuse a manifest directory while the gate is off, as ValidateStaticManifestsDir does."""
+    if not gate_enabled:
+        raise ManifestError(f"--admission-manifests: Forbidden: --admission-manifests requires the {GATE} feature "
+                            "gate to be enabled")
 
 
 def is_static_name(name: str) -> bool:

@@ -2,7 +2,8 @@
 
 Mirrors pkg/apis/core/validation's validateContainers / validateInitContainers /
 validateEphemeralContainers and their shared validateContainerCommon, with upstream's messages.
-Called by `podspec_validation.pod_spec()`; the pod-level rules live there.
+Called by `podspec_validation.pod_spec()`; the pod-level rules live there, the AppArmor field rule
+in `apparmor.py`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import validation as v
+from apiserver.kinds import apparmor
 
 Obj = dict[str, Any]
 Causes = list[dict[str, str]]
@@ -118,6 +120,8 @@ def common(c: Obj, volumes: set[str], path: str) -> Causes:
     elif pull not in _PULL_POLICIES:
         causes.append(v.not_supported(f"{path}.imagePullPolicy", pull, _PULL_POLICIES))
     causes += _resources(c.get("resources") or {}, f"{path}.resources")
+    causes += apparmor.profile_field((c.get("securityContext") or {}).get("appArmorProfile"),
+                                     f"{path}.securityContext.appArmorProfile")
     return causes
 
 

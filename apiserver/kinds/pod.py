@@ -2,8 +2,10 @@
 
 Create: defaults (`podspec_defaults`) → ServiceAccount/DefaultTolerationSeconds/Priority
 (`pod_admission`) → generation 1 (PodObservedGenerationTracking is GA in 1.36) → status
-{phase: Pending, qosClass} and the SchedulingGated condition. Update: status kept, generation
-bumped on any spec change, then `pod_update`'s rule. `/status`, `/ephemeralcontainers` and
+{phase: Pending, qosClass}, the SchedulingGated condition and the AppArmor annotation → field
+sync (`apparmor.py`; its deprecation Warnings come from `create_warnings`). Update: status kept, generation
+bumped on any spec change, then `pod_update`'s rule. gitRepo volumes are refused on create
+(`volume_policy.py`); an update cannot add volumes to a pod. `/status`, `/ephemeralcontainers` and
 `/resize` have their own strategies (`status_strategy()`, `pod_subresources.py`).
 """
 
@@ -12,7 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import validation as v
-from apiserver.kinds import pod_admission, pod_qos, pod_update, podspec_defaults, podspec_validation
+from apiserver.kinds import (
+    apparmor, pod_admission, pod_qos, pod_update, podspec_defaults, podspec_validation, volume_policy,
+)
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj, StatusStrategy
 
@@ -26,6 +30,7 @@ def metadata_and_spec(pod: Obj, name_rule: str) -> Causes:
     if MIRROR_ANNOTATION in (meta.get("annotations") or {}) and not spec.get("nodeName"):
         causes.append(v.invalid(f"metadata.annotations[{MIRROR_ANNOTATION}]", meta["annotations"][MIRROR_ANNOTATION],
                                 "must set spec.nodeName if mirror pod annotation is set"))
+    causes += apparmor.pod_annotations(meta.get("annotations"), spec, "metadata.annotations")
     causes += podspec_validation.pod_spec(spec, "spec", is_pod=True)
     if not spec.get("serviceAccountName"):
         for vi, volume in enumerate(spec.get("volumes") or []):
@@ -60,6 +65,9 @@ class PodStrategy(DefaultingStrategy):
         if spec.get("serviceAccountName"):
             spec["serviceAccount"] = spec["serviceAccountName"]
 
+    def create_warnings(self, obj: Obj) -> list[str]:
+        return apparmor.version_skew_warnings(obj)
+
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
         spec = obj["spec"]
@@ -71,19 +79,22 @@ class PodStrategy(DefaultingStrategy):
                 "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates",
             }]
         obj["status"] = status
+        apparmor.apply_version_skew(obj)
 
     def validate(self, obj: Obj) -> Causes:
         causes = metadata_and_spec(obj, self.name_rule)
         spec = obj.get("spec") or {}
+        causes += volume_policy.git_repo(spec, "spec")
         if spec.get("ephemeralContainers"):
             causes.append(v.forbidden("spec.ephemeralContainers", "cannot be set on create"))
         if spec.get("nodeName") and spec.get("schedulingGates"):
             causes.append(v.forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
-        return causes
+        return causes + apparmor.annotations_match_fields(obj.get("metadata") or {}, spec, "spec")
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
         causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         causes += metadata_and_spec(new, self.name_rule)
+        causes += volume_policy.git_repo(new.get("spec") or {}, "spec", old.get("spec") or {})
         causes += mirror_annotation_update(new, old)
         return causes + pod_update.validate(new.get("spec") or {}, old.get("spec") or {})
 

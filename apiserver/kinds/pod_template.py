@@ -52,8 +52,11 @@ def mismatch(path: str, template: Any) -> dict[str, str]:
     return v.invalid(path, rendered_labels(template), TEMPLATE_MISMATCH)
 
 
-def selector_and_template(spec: Obj, kind: str, *, required: bool = True) -> Causes:
-    """Selector present, valid, non-empty and matching the template's labels; then the template."""
+def selector_and_template(spec: Obj, kind: str, *, required: bool = True,
+                          old_spec: Obj | None = None) -> Causes:
+    """Selector present, valid, non-empty and matching the template's labels; then the template.
+
+    `old_spec` is the stored object's spec on an update (its template's gitRepo volumes ratchet)."""
     causes: Causes = []
     selector, template = spec.get("selector"), spec.get("template")
     if selector is None:
@@ -67,7 +70,7 @@ def selector_and_template(spec: Obj, kind: str, *, required: bool = True) -> Cau
     if selector is None or ((selector.get("matchLabels") or selector.get("matchExpressions"))
                             and not v.selector_matches(selector, template_labels(template))):
         causes.append(mismatch("spec.template.metadata.labels", template))
-    return causes + podspec_validation.template(template, "spec.template")
+    return causes + podspec_validation.template(template, "spec.template", (old_spec or {}).get("template"))
 
 
 def always_restarts(spec: Obj) -> Causes:

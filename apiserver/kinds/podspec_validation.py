@@ -2,8 +2,9 @@
 
 Mirrors ValidatePodSpec and ValidatePodTemplateSpec of pkg/apis/core/validation, including
 `hostUsers: false` forbidding hostNetwork/hostPID/hostIPC (user namespaces are GA in 1.36).
-Containers are checked by `container_validation.py`. Callers: `pod.py` (is_pod=True) and
-`pod_template.py` for workloads.
+Containers are checked by `container_validation.py`, AppArmor fields and annotations by
+`apparmor.py`, refused volume types (gitRepo) by `volume_policy.py`. Callers: `pod.py`
+(is_pod=True) and `pod_template.py` for workloads.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import validation as v
-from apiserver.kinds import container_validation
+from apiserver.kinds import apparmor, container_validation, volume_policy
 
 Obj = dict[str, Any]
 Causes = list[dict[str, str]]
@@ -137,6 +138,8 @@ def pod_spec(spec: Obj, path: str, *, is_pod: bool) -> Causes:
     elif dns == "None" and not spec.get("dnsConfig"):
         causes.append(v.required(f"{path}.dnsConfig", "must provide `dnsConfig` when `dnsPolicy` is None"))
     causes += v.labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    causes += apparmor.profile_field((spec.get("securityContext") or {}).get("appArmorProfile"),
+                                     f"{path}.securityContext.appArmorProfile")
     seen_gates: set[str] = set()
     for i, gate in enumerate(spec.get("schedulingGates") or []):
         name = gate.get("name") or ""
@@ -157,6 +160,8 @@ def pod_spec(spec: Obj, path: str, *, is_pod: bool) -> Causes:
     if spec.get("os") is not None and os_name not in ("linux", "windows"):
         causes.append(v.required(f"{path}.os.name", "cannot be empty") if not os_name
                       else v.not_supported(f"{path}.os", os_name, ["linux", "windows"]))
+    elif os_name == "windows":
+        causes += apparmor.windows(spec, path)
     if is_pod:
         for key in ("containers", "initContainers"):
             for i, c in enumerate(spec.get(key) or []):
@@ -166,14 +171,19 @@ def pod_spec(spec: Obj, path: str, *, is_pod: bool) -> Causes:
     return causes
 
 
-def template(tmpl: Any, path: str) -> Causes:
-    """ValidatePodTemplateSpec: metadata labels/annotations, the spec, no ephemeral containers."""
+def template(tmpl: Any, path: str, old: Any = None) -> Causes:
+    """ValidatePodTemplateSpec: metadata labels/annotations, the spec, no ephemeral containers.
+
+    `old` is the stored object's template on an update: gitRepo volumes it had are let through."""
     if not isinstance(tmpl, dict):
         return [v.required(path)]
     meta, spec = tmpl.get("metadata") or {}, tmpl.get("spec") or {}
     causes = v.labels(meta.get("labels"), f"{path}.labels")
     causes += v.annotations(meta.get("annotations"), f"{path}.annotations")
+    causes += apparmor.pod_annotations(meta.get("annotations"), spec, f"{path}.annotations")
     causes += pod_spec(spec, f"{path}.spec", is_pod=False)
+    old_spec = (old.get("spec") or {}) if isinstance(old, dict) else None
+    causes += volume_policy.git_repo(spec, f"{path}.spec", old_spec)
     if spec.get("ephemeralContainers"):
         causes.append(v.forbidden(f"{path}.spec.ephemeralContainers", "ephemeral containers not allowed in pod template"))
     return causes

@@ -17,7 +17,7 @@ import msgspec
 
 from apiserver import errors, fields, labels, sharding
 from apiserver.context import Endpoint
-from storage import ListResult, Record, continue_tokens, errors as storage_errors
+from storage import Record, continue_tokens, errors as storage_errors
 
 _PAGE = 500
 
@@ -200,20 +200,48 @@ def _collect_sharded(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     """
     if sel.shard is None or sel.limit or sel.revision is not None or sel.continue_token:
         return None
-    store = ep.server.store
-    index = ep.server.label_index
-    members = index.shard_members(ep.prefix(), sel.shard.selector) \
-        if index is not None and sel.shard.selector.field == sharding.UID else None
-    if members is not None:  # the index knows every key's uid hash: read only the members
-        revision, found = store.get_many(members)
-        result = ListResult(found, revision, None, None)
-    else:
-        result = store.list_where(ep.prefix(), sel.shard.keep)
+    plan = shard_plan(ep, sel)
+    if plan is not None:  # the index knows every key's uid hash: read only the members
+        return shard_page(ep, sel, plan.members, plan.revision, decode=decode)
+    result = ep.server.store.list_where(ep.prefix(), sel.shard.keep)
     records: list[Record] = []
     objects: list[dict[str, Any]] = []
     unsharded = dataclasses.replace(sel, shard=None)  # membership is already decided
     _take(unsharded, result.records, records, objects if (decode or sel.needs_objects) else None)
     return Page(records, objects if (decode or sel.needs_objects) else None, result.revision, None, None)
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    revision: int
+    members: list[str]  # the shard's keys at `revision`, in key order
+
+
+def shard_plan(ep: Endpoint, sel: Selection) -> ShardPlan | None:
+    """The keys of a whole uid shard at the current revision, from the label index's uid hashes,
+    or None when the index cannot say (not caught up, a namespace shard, a page, an old revision).
+    The values can then be read in steps (`shard_page`), all at that revision."""
+    if sel.shard is None or sel.limit or sel.revision is not None or sel.continue_token:
+        return None
+    index = ep.server.label_index
+    if index is None or sel.shard.selector.field != sharding.UID:
+        return None
+    members = index.shard_members(ep.prefix(), sel.shard.selector)
+    # The index has applied every published revision (shard_members checks), so this is its state.
+    return None if members is None else ShardPlan(ep.server.store.revision, members)
+
+
+def shard_page(ep: Endpoint, sel: Selection, keys: list[str], revision: int, *, decode: bool = False) -> Page:
+    """Some of a shard plan's members as they were at `revision`, filtered by the other selectors."""
+    try:
+        found = ep.server.store.get_many_at(keys, ep.prefix(), revision)
+    except storage_errors.Expired:
+        raise errors.expired("The resourceVersion for the provided list is too old.") from None
+    records: list[Record] = []
+    objects: list[dict[str, Any]] = []
+    want_objects = decode or sel.needs_objects
+    _take(dataclasses.replace(sel, shard=None), found, records, objects if want_objects else None)
+    return Page(records, objects if want_objects else None, revision, None, None)
 
 
 def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:

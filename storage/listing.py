@@ -47,6 +47,36 @@ def get_many(env: lmdb.Environment, dbs: layout.Databases, keys: list[str]) -> t
     return at, records
 
 
+def get_many_at(env: lmdb.Environment, dbs: layout.Databases, keys: list[str], prefix: str,
+                at: int) -> list[Record]:
+    """The records of `keys` (all under `prefix`) as they were at revision `at`, in the order given.
+
+    For reading a known set of keys in several steps that must all show one revision (a streamed
+    List): keys written since `at` are read back from the event log's previous values.
+    """
+    prefix_bytes = prefix.encode()
+    records: list[Record] = []
+    with env.begin(db=dbs.objects) as txn:
+        current = layout.read_meta(txn, dbs, layout.META_REVISION)
+        compacted = layout.read_meta(txn, dbs, layout.META_COMPACTED)
+        if at > current:
+            raise errors.RevisionTooLarge(at, current)
+        if at < compacted:
+            raise errors.Expired(at, compacted)
+        then = dict(_state_at(txn, dbs, at, current, prefix_bytes, prefix_bytes)) if at < current else {}
+        for key in keys:
+            encoded = layout.encode_key(key)
+            if encoded in then:
+                old = then[encoded]
+                if old is not None:
+                    records.append(old)
+                continue
+            raw = txn.get(encoded, db=dbs.objects)
+            if raw is not None:
+                records.append(layout.unpack_object(key, raw))
+    return records
+
+
 def count(env: lmdb.Environment, dbs: layout.Databases, prefix: str) -> int:
     prefix_bytes = prefix.encode()
     with env.begin(db=dbs.objects) as txn:

@@ -173,6 +173,12 @@ class Store:
         self._check_open()
         return listing.get_many(self._env, self._dbs, keys)
 
+    def get_many_at(self, keys: list[str], prefix: str, revision: int) -> list[Record]:
+        """The records of `keys` (under `prefix`) as they were at `revision`, in order; Expired
+        once compaction has passed it. Several calls at one revision make one consistent read."""
+        self._check_open()
+        return listing.get_many_at(self._env, self._dbs, keys, prefix, revision)
+
     def list_where(self, prefix: str, keep: Callable[[str, int, memoryview], bool]) -> ListResult:
         """The current state under `prefix`, only what `keep(key, revision, value view)` accepts;
         one snapshot, values copied only for kept entries (see `storage/listing.py`)."""

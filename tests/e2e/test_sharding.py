@@ -17,11 +17,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import msgspec
 import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
-from apiserver import runner, sharding
+from apiserver import context, listing, requestinfo, runner, sharding
+from apiserver.handlers import list as list_handler
 from client.examples import sharded_watchers
 from tests.apiserver.test_sharding import random_split
 from tests.conftest import Cluster, start_haru, stop_haru
@@ -130,6 +132,55 @@ async def test_sharding_combines_with_selectors_paging_and_resource_version(http
         assert all(sharding.parse(text).matches(item) for item in items)
         found.append(ids(items))
     assert_partition(found, expected_all)
+
+
+async def test_a_shard_bigger_than_a_stream_page_is_streamed_whole(http: aiohttp.ClientSession,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(list_handler, "STREAM_PAGE", 4)  # 70 objects: every shard streams in many pages
+    rand = random.Random(11)
+    await create_configmaps(http, rand, 70)
+    everything, _ = await list_all(http, CONFIGMAPS)
+    found = []
+    for text in random_split(rand, 3):
+        async with http.get(CONFIGMAPS, params={"shardSelector": text, "labelSelector": "tier!=cache"}) as response:
+            assert response.status == 200
+            assert response.headers.get("Transfer-Encoding") == "chunked"  # streamed, not built whole
+            body = await response.json()
+        assert body["metadata"]["shardInfo"] == {"selector": text}
+        assert all(sharding.parse(text).matches(item) for item in body["items"])
+        found.append(ids(body["items"]))
+    assert_partition(found, ids([i for i in everything if i["metadata"]["labels"]["tier"] != "cache"]))
+
+
+async def test_the_pages_of_a_streamed_shard_all_show_its_revision(server: runner.Running,
+                                                                   http: aiohttp.ClientSession) -> None:
+    """Writes committed between two pages of a streamed shard do not show in the later pages."""
+    rand = random.Random(12)
+    await create_configmaps(http, rand, 40)
+    whole_range = f"shardRange({UID}, '0x0000000000000000', '0x10000000000000000')"
+    ep = context.endpoint_for(server.server, requestinfo.parse("GET", CONFIGMAPS))
+    sel = listing.selection(ep, {"shardSelector": whole_range})
+    plan = listing.shard_plan(ep, sel)
+    assert plan is not None and len(plan.members) == len(ids((await list_all(http, CONFIGMAPS))[0]))
+    first = listing.shard_page(ep, sel, plan.members[:20], plan.revision)
+    # Between the pages: change, delete and add objects among the ones still to be read.
+    later = [key.rsplit("/", 2) for key in plan.members[20:]]
+    for (_, ns, name) in later[:5]:
+        async with http.delete(f"/api/v1/namespaces/{ns}/configmaps/{name}") as response:
+            assert response.status == 200
+    for (_, ns, name) in later[5:10]:
+        patch = {"data": {"n": "changed"}}
+        async with http.patch(f"/api/v1/namespaces/{ns}/configmaps/{name}", json=patch,
+                              headers={"Content-Type": "application/merge-patch+json"}) as response:
+            assert response.status == 200
+    await create_configmaps(http, random.Random(13), 5)
+    rest = listing.shard_page(ep, sel, plan.members[20:], plan.revision)
+    streamed = [msgspec.json.decode(r.value) for r in first.records + rest.records]
+    status, then = await get_json(http, CONFIGMAPS, resourceVersion=str(plan.revision),
+                                  resourceVersionMatch="Exact")
+    assert status == 200
+    assert streamed == then["items"]
+    assert all(item["data"]["n"] != "changed" for item in streamed)
 
 
 async def test_a_namespaced_list_and_namespace_sharding(http: aiohttp.ClientSession) -> None:

@@ -201,3 +201,26 @@ async def test_get_many_reads_the_existing_keys_in_order_in_one_snapshot(store: 
     assert revision == store.revision
     assert [r.key for r in records] == [pod_key("c"), pod_key("a")]
     assert records[0] == store.get(pod_key("c"))
+
+
+async def test_get_many_at_reads_the_keys_as_they_were_at_an_older_revision(store: Store) -> None:
+    for name in ("a", "b", "c"):
+        await store.create(pod_key(name), pod(name))
+    at = store.revision
+    before = {n: store.get(pod_key(n)) for n in "abc"}
+    changed = pod("b")
+    changed["metadata"]["labels"] = {"changed": "yes"}
+    await store.update(pod_key("b"), changed)
+    await store.delete(pod_key("c"))
+    await store.create(pod_key("d"), pod("d"))
+    keys = [pod_key(n) for n in "cbad"]
+    records = store.get_many_at(keys, "/registry/pods/ns/", at)
+    assert records == [before["c"], before["b"], before["a"]]  # as at `at`: d did not exist yet
+    now = store.get_many_at(keys, "/registry/pods/ns/", store.revision)
+    assert [r.key for r in now] == [pod_key("b"), pod_key("a"), pod_key("d")]
+    assert now[0].value == store.get(pod_key("b")).value  # type: ignore[union-attr]
+    with pytest.raises(errors.RevisionTooLarge):
+        store.get_many_at(keys, "/registry/pods/ns/", store.revision + 1)
+    await store.compact(store.revision)
+    with pytest.raises(errors.Expired):
+        store.get_many_at(keys, "/registry/pods/ns/", at)

@@ -5,10 +5,12 @@ ARCHITECTURE's "in-memory index per resource": for each resource, key → labels
 whose label selector has an equality, `in` or exists term starts from the smallest matching key set,
 and a uid-sharded LIST from the keys whose hash is in range, instead of reading and decoding every
 stored object (100k configmaps, a selector matching nothing: one set lookup; a quarter shard: a
-quarter of the values). A resource is indexed from LMDB the first time such a LIST asks for it (not
-at start: reading every object would map the whole database into the server's memory), then follows
-the store through one watch on `/registry/` started by `runner.start`. It answers only when it has
-applied every committed revision. `listing.collect` is the one caller.
+quarter of the values). A resource's labels are indexed from LMDB the first time such a LIST asks
+for them (not at start: reading every object would map the whole database into the server's
+memory); its uid hashes come from the store's small uid index (`Store.uids`), so the first sharded
+LIST reads a few MB, not every object. Both then follow the store through one watch on
+`/registry/` started by `runner.start`. It answers only when it has applied every committed
+revision. `listing` is the one caller.
 """
 
 from __future__ import annotations
@@ -64,22 +66,32 @@ class LabelIndex:
         # label key → label value → storage keys having it
         self._inverted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         self._task: asyncio.Task[None] | None = None
-        self._built: set[str] = set()  # resource prefixes indexed so far
+        self._built: set[str] = set()  # resource prefixes whose labels are indexed so far
         # resource prefix → key → FNV-1a 64 of metadata.uid, for shard selectors (KEP-5866)
         self._uid_hashes: dict[str, dict[str, int]] = defaultdict(dict)
+        self._hashed: set[str] = set()  # resource prefixes whose uid hashes are kept so far
 
     # -- building and following -----------------------------------------------------------
     def _build(self, prefix: str) -> None:
-        """Index one resource as stored now (the caller checked the index is caught up)."""
+        """Index one resource's labels as stored now (the caller checked the index is caught up)."""
         token = None
         while True:
             page = self.store.list(prefix, limit=10_000, continue_token=token)
             for record in page.records:
-                self._add(record.key, *_read(record.value))
+                found, _ = _read(record.value)
+                self._add_labels(record.key, found)
             token = page.continue_token
             if not token:
                 break
         self._built.add(prefix)
+
+    def _hash_uids(self, prefix: str) -> None:
+        """Hash one resource's uids as stored now, from the store's small uid index (not the objects)."""
+        _, found = self.store.uids(prefix)
+        hashes = self._uid_hashes[prefix]
+        for key, uid in found:
+            hashes[key] = sharding.hash_text(uid)
+        self._hashed.add(prefix)
 
     def start(self) -> None:
         self.revision = self.store.revision
@@ -105,7 +117,8 @@ class LabelIndex:
             try:
                 while True:
                     for event in await watcher.next_batch():
-                        if _resource_prefix(event.key) in self._built:
+                        resource = _resource_prefix(event.key)
+                        if resource in self._built or resource in self._hashed:
                             self._remove(event.key)
                             if event.type != "DELETED":
                                 self._add(event.key, *_read(event.value))
@@ -120,9 +133,16 @@ class LabelIndex:
         self._inverted.clear()
         self._uid_hashes.clear()
         self._built.clear()
+        self._hashed.clear()
 
     def _add(self, key: str, found: dict[str, str], uid: str) -> None:
-        self._uid_hashes[_resource_prefix(key)][key] = sharding.hash_text(uid)
+        resource = _resource_prefix(key)
+        if resource in self._hashed:  # an object without a uid hashes as "", as upstream's
+            self._uid_hashes[resource][key] = sharding.hash_text(uid)
+        if resource in self._built:
+            self._add_labels(key, found)
+
+    def _add_labels(self, key: str, found: dict[str, str]) -> None:
         if not found:
             return
         self._labels[key] = found
@@ -150,8 +170,8 @@ class LabelIndex:
         if self.revision != self.store.revision:
             return None
         resource = _resource_prefix(prefix)
-        if resource not in self._built:
-            self._build(resource)
+        if resource not in self._hashed:
+            self._hash_uids(resource)
         matches = selector.matches_hash
         return sorted(k for k, h in self._uid_hashes[resource].items() if matches(h) and k.startswith(prefix))
 

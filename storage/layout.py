@@ -1,10 +1,12 @@
 """The on-disk layout: which named LMDB databases exist and how their entries are encoded.
 
-Three named databases live in one LMDB environment:
+Four named databases live in one LMDB environment:
 - `objects`: key (UTF-8) → 16-byte header (revision, create_revision) + the object's JSON bytes;
 - `log`:     8-byte big-endian revision → one event (see `pack_log_entry`), so cursor order is
              revision order;
-- `meta`:    b"revision" (last committed revision) and b"compacted" (the compaction mark).
+- `meta`:    b"revision" (last committed revision), b"compacted" (the compaction mark), the format;
+- `uids`:    key → the object's `metadata.uid` (UTF-8; empty when it has none), one entry per
+             object: the API server decides uid shards from these few bytes, not from every object.
 Pure functions only; `storage/writes.py` and `storage/compaction.py` write these entries inside the
 writer's transaction, `storage/listing.py` and `storage/log_reader.py` read them.
 """
@@ -16,16 +18,19 @@ import struct
 from typing import NamedTuple
 
 import lmdb
+import msgspec
 
 from storage.records import EventType, Record
 
 OBJECTS_DB = b"objects"
 LOG_DB = b"log"
 META_DB = b"meta"
+UIDS_DB = b"uids"
 
 META_REVISION = b"revision"
 META_COMPACTED = b"compacted"
 META_FORMAT = b"format"
+META_UIDS_INDEXED = b"uids-indexed"  # present once `uids` holds every object's uid (older stores lack it)
 FORMAT_VERSION = 1
 
 # LMDB's compiled-in limit (env.max_key_size()); checked before a write reaches the txn.
@@ -45,11 +50,12 @@ _TYPE_NAMES: dict[int, EventType] = {1: "ADDED", 2: "MODIFIED", 3: "DELETED"}
 
 
 class Databases(NamedTuple):
-    """The three named database handles of one environment."""
+    """The named database handles of one environment."""
 
     objects: lmdb._Database
     log: lmdb._Database
     meta: lmdb._Database
+    uids: lmdb._Database
 
 
 def open_databases(env: lmdb.Environment) -> Databases:
@@ -59,13 +65,39 @@ def open_databases(env: lmdb.Environment) -> Databases:
             objects=env.open_db(OBJECTS_DB, txn=txn),
             log=env.open_db(LOG_DB, txn=txn),
             meta=env.open_db(META_DB, txn=txn),
+            uids=env.open_db(UIDS_DB, txn=txn),
         )
         found = txn.get(META_FORMAT, db=dbs.meta)
         if found is None:
             txn.put(META_FORMAT, pack_u64(FORMAT_VERSION), db=dbs.meta)
         elif unpack_u64(found) != FORMAT_VERSION:
             raise RuntimeError(f"store format {unpack_u64(found)} is not {FORMAT_VERSION}")
+        if txn.get(META_UIDS_INDEXED, db=dbs.meta) is None:
+            # A store written before the uid index existed: fill it once, in this transaction.
+            for key, raw in txn.cursor(db=dbs.objects):
+                txn.put(key, uid_of_json(raw[_OBJECT_HEADER.size:]).encode(), db=dbs.uids)
+            txn.put(META_UIDS_INDEXED, pack_u64(1), db=dbs.meta)
     return dbs
+
+
+class _Meta(msgspec.Struct):
+    uid: str = ""
+
+
+class _Uid(msgspec.Struct):
+    metadata: _Meta | None = None
+
+
+_uid_decoder = msgspec.json.Decoder(_Uid)  # reads metadata.uid only; the rest is skipped
+
+
+def uid_of_json(value: Buffer) -> str:
+    """metadata.uid of a stored object's JSON, "" if it has none (or is not a JSON object)."""
+    try:
+        meta = _uid_decoder.decode(value).metadata
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return ""
+    return meta.uid if meta is not None else ""
 
 
 def pack_u64(number: int) -> bytes:

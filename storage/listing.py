@@ -77,6 +77,22 @@ def get_many_at(env: lmdb.Environment, dbs: layout.Databases, keys: list[str], p
     return records
 
 
+def uids(env: lmdb.Environment, dbs: layout.Databases, prefix: str) -> tuple[int, list[tuple[str, str]]]:
+    """(revision, (key, metadata.uid or "") of every object under `prefix`): one snapshot of the
+    small `uids` database, not of the objects."""
+    prefix_bytes = prefix.encode()
+    found: list[tuple[str, str]] = []
+    with env.begin(db=dbs.uids) as txn:
+        at = layout.read_meta(txn, dbs, layout.META_REVISION)
+        cursor = txn.cursor(db=dbs.uids)
+        if cursor.set_range(prefix_bytes):
+            for key, uid in cast(Iterator[tuple[bytes, bytes]], cursor):
+                if not key.startswith(prefix_bytes):
+                    break
+                found.append((key.decode(), uid.decode()))
+    return at, found
+
+
 def count(env: lmdb.Environment, dbs: layout.Databases, prefix: str) -> int:
     prefix_bytes = prefix.encode()
     with env.begin(db=dbs.objects) as txn:

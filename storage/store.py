@@ -179,6 +179,11 @@ class Store:
         self._check_open()
         return listing.get_many_at(self._env, self._dbs, keys, prefix, revision)
 
+    def uids(self, prefix: str) -> tuple[int, list[tuple[str, str]]]:
+        """(revision, (key, metadata.uid) under `prefix`), read from the uid index in one snapshot."""
+        self._check_open()
+        return listing.uids(self._env, self._dbs, prefix)
+
     def list_where(self, prefix: str, keep: Callable[[str, int, memoryview], bool]) -> ListResult:
         """The current state under `prefix`, only what `keep(key, revision, value view)` accepts;
         one snapshot, values copied only for kept entries (see `storage/listing.py`)."""

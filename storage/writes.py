@@ -114,6 +114,7 @@ def _create(
     assert request.obj is not None
     value = stamp(request.obj, revision)
     _put(txn, dbs, request.key_bytes, value, revision, revision)
+    _keep_uid(txn, dbs, request.key_bytes, request.obj)
     _log(txn, dbs, "ADDED", request.key_bytes, value, None, revision, 0, revision, now)
     return Record(request.key, value, revision, revision), Event(
         "ADDED", request.key, revision, value, None
@@ -131,6 +132,7 @@ def _update(
     assert request.obj is not None
     value = stamp(request.obj, revision)
     _put(txn, dbs, request.key_bytes, value, revision, current.create_revision)
+    _keep_uid(txn, dbs, request.key_bytes, request.obj)
     return _replaced(txn, dbs, "MODIFIED", request, current, value, revision, now)
 
 
@@ -151,6 +153,7 @@ def _delete(
     # kube-apiserver hands out the deleted object with resourceVersion = the deletion revision.
     value = stamp(obj, revision)
     txn.delete(request.key_bytes, db=dbs.objects)
+    txn.delete(request.key_bytes, db=dbs.uids)
     return _replaced(txn, dbs, "DELETED", request, current, value, revision, now)
 
 
@@ -183,6 +186,13 @@ def _put(
     create_revision: int,
 ) -> None:
     txn.put(key_bytes, layout.pack_object(value, revision, create_revision), db=dbs.objects)
+
+
+def _keep_uid(txn: lmdb.Transaction, dbs: layout.Databases, key_bytes: bytes, obj: dict[str, Any]) -> None:
+    """Keep the `uids` database in step with the object just written (see `layout`)."""
+    metadata = obj.get("metadata")
+    uid = metadata.get("uid") if isinstance(metadata, dict) else None
+    txn.put(key_bytes, uid.encode() if isinstance(uid, str) else b"", db=dbs.uids)
 
 
 def _log(

@@ -75,6 +75,7 @@ def check_store(path: Path) -> tuple[int, dict[int, layout.LogEntry]]:
             objects = {
                 k.decode(): layout.unpack_object(k.decode(), v) for k, v in txn.cursor(db=dbs.objects)
             }
+            uids = {k.decode(): v.decode() for k, v in txn.cursor(db=dbs.uids)}
     finally:
         env.close()
 
@@ -93,6 +94,8 @@ def check_store(path: Path) -> tuple[int, dict[int, layout.LogEntry]]:
             record = objects.get(key)
             assert record is not None, f"{key} written at {entry.revision} but missing"
             assert (record.value, record.revision) == (entry.value, entry.revision)
+    # The uid index holds exactly the uids of the stored objects.
+    assert uids == {key: layout.uid_of_json(record.value) for key, record in objects.items()}
     for key, record in objects.items():
         if key not in last_event:
             assert record.revision <= compacted

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from apiserver.kinds import (
     admission_policies, configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
-    priorityclass, replicaset, secret, service, statefulset,
+    podtemplate, priorityclass, replicaset, secret, service, statefulset,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -23,6 +23,7 @@ from apiserver.strategy import Strategy
 # (group, resource) → (strategy class, name rule). "subdomain" is the default rule.
 TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("", "pods"): (pod.PodStrategy, "subdomain"),
+    ("", "podtemplates"): (podtemplate.PodTemplateStrategy, "subdomain"),
     ("", "namespaces"): (namespace.NamespaceStrategy, "label"),
     ("", "services"): (service.ServiceStrategy, "dns1035"),
     ("", "configmaps"): (configmap.ConfigMapStrategy, "subdomain"),

@@ -4,8 +4,9 @@ Owns the field's validation (ValidateAppArmorProfileField, pod and container lev
 templates), the checks of the deprecated `container.apparmor.security.beta.kubernetes.io/<name>`
 annotations (ValidateAppArmorPodAnnotations; on pod create, annotation and field must agree), the
 Windows rule, and the create-time version skew: an annotation without a field becomes the field,
-with a deprecation Warning (applyAppArmorVersionSkew). Fields are never copied back to annotations.
-Called by `container_validation.py`, `podspec_validation.py` and `pod.py`.
+with a deprecation Warning (applyAppArmorVersionSkew); pod templates only get the Warning
+(`template_warnings`). Fields are never copied back to annotations. Called by
+`container_validation.py`, `podspec_validation.py`, `pod.py` and `pod_template.py`.
 """
 
 from __future__ import annotations
@@ -184,10 +185,33 @@ def _version_skew(pod: Obj) -> list[tuple[Obj, str, Obj | None, bool]]:
     return decisions
 
 
+def _deprecated(annotations_path: str, key: str) -> str:
+    return f'{annotations_path}[{key}]: deprecated since v1.30; use the "appArmorProfile" field instead'
+
+
 def version_skew_warnings(pod: Obj) -> list[str]:
     """The deprecation Warnings `apply_version_skew` is due to send for this pod."""
-    return [f'metadata.annotations[{key}]: deprecated since v1.30; use the "appArmorProfile" field instead'
-            for _, key, _, warn in _version_skew(pod) if warn]
+    return [_deprecated("metadata.annotations", key) for _, key, _, warn in _version_skew(pod) if warn]
+
+
+def template_warnings(template: Any, path: str) -> list[str]:
+    """GetWarningsForPodTemplate's AppArmor part for the template at `path` (e.g. "spec.template").
+
+    One Warning per container, in VisitContainers' order, that has an annotation and no profile in
+    force (neither its own field nor the pod-level one). Pods warn through `version_skew_warnings`."""
+    if not isinstance(template, dict):
+        return []
+    meta, spec = template.get("metadata") or {}, template.get("spec") or {}
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(annotations, dict) or not isinstance(spec, dict) or \
+            _profile_of(spec.get("securityContext")) is not None:
+        return []
+    warnings: list[str] = []
+    for container, _ in _containers(spec, "spec"):
+        key = ANNOTATION_PREFIX + (container.get("name") or "")
+        if key in annotations and _profile_of(container.get("securityContext")) is None:
+            warnings.append(_deprecated(f"{path}.metadata.annotations", key))
+    return warnings
 
 
 def apply_version_skew(pod: Obj) -> None:

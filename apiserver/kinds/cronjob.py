@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from apiserver import validation as v
 from apiserver.kinds import cron_schedule, job, pod_template
-from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
 _POLICIES = ["Allow", "Forbid", "Replace"]
 _MAX_NAME = 52
 
 
-class CronJobStrategy(DefaultingStrategy):
+class CronJobStrategy(pod_template.TemplateOwnerStrategy):
+    template_path = ("spec", "jobTemplate", "spec", "template")
+
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if not spec.get("concurrencyPolicy"):
@@ -52,7 +53,8 @@ class CronJobStrategy(DefaultingStrategy):
         causes += pod_template.nonnegative_fields(spec, "startingDeadlineSeconds", "successfulJobsHistoryLimit",
                                                   "failedJobsHistoryLimit")
         job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
-        causes += job.job_spec(job_spec, "spec.jobTemplate.spec", require_selector=False)
+        old_job_spec = (((old or {}).get("spec") or {}).get("jobTemplate") or {}).get("spec")
+        causes += job.job_spec(job_spec, "spec.jobTemplate.spec", require_selector=False, old_spec=old_job_spec)
         if job_spec.get("selector") is not None:
             causes.append(v.invalid("spec.jobTemplate.spec.selector", pod_template.rendered_selector(job_spec["selector"]),
                                     "`selector` will be auto-generated"))

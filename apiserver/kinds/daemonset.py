@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from apiserver import validation as v
 from apiserver.kinds import deployment, pod_template, podspec_validation
-from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 
 
-class DaemonSetStrategy(DefaultingStrategy):
+class DaemonSetStrategy(pod_template.TemplateOwnerStrategy):
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         strategy = spec.setdefault("updateStrategy", {})
@@ -43,7 +42,8 @@ class DaemonSetStrategy(DefaultingStrategy):
         if generation:
             new["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = str(generation)
 
-    def validate(self, obj: Obj) -> Causes:
+    def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
+        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj)
         selector = spec.get("selector")
@@ -52,7 +52,8 @@ class DaemonSetStrategy(DefaultingStrategy):
             causes.append(pod_template.mismatch("spec.template.metadata.labels", spec.get("template")))
         if selector is not None and not selector.get("matchLabels") and not selector.get("matchExpressions"):
             causes.append(v.invalid("spec.selector", pod_template.rendered_selector(selector), "empty selector is invalid for daemonset"))
-        causes += podspec_validation.template(spec.get("template"), "spec.template")
+        old_template = ((old or {}).get("spec") or {}).get("template")
+        causes += podspec_validation.template(spec.get("template"), "spec.template", old_template)
         causes += pod_template.always_restarts(spec)
         deadline = ((spec.get("template") or {}).get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
@@ -66,5 +67,5 @@ class DaemonSetStrategy(DefaultingStrategy):
         return causes + pod_template.nonnegative_fields(spec, "revisionHistoryLimit")
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = super().validate_update(new, old)
+        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})

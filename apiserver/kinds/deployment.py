@@ -13,7 +13,6 @@ from typing import Any
 
 from apiserver import validation as v
 from apiserver.kinds import pod_template
-from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
 _PERCENT = re.compile(r"^[0-9]+%$")
@@ -47,7 +46,7 @@ def rolling_update(update: Any, path: str) -> Causes:
     return causes
 
 
-class DeploymentStrategy(DefaultingStrategy):
+class DeploymentStrategy(pod_template.TemplateOwnerStrategy):
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if spec.get("replicas") is None:
@@ -73,10 +72,11 @@ class DeploymentStrategy(DefaultingStrategy):
         if annotations != old_meta.get("annotations") and new.get("spec") == old.get("spec"):
             new["metadata"]["generation"] = old_meta.get("generation", 1) + 1
 
-    def validate(self, obj: Obj) -> Causes:
+    def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
+        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj) + pod_template.nonnegative_fields(spec, "replicas")
-        causes += pod_template.selector_and_template(spec, "deployment")
+        causes += pod_template.selector_and_template(spec, "deployment", old_spec=(old or {}).get("spec"))
         causes += pod_template.always_restarts(spec) + pod_template.no_deadline(spec, "ReplicaSet")
         strategy = spec.get("strategy") or {}
         kind = strategy.get("type")
@@ -94,5 +94,5 @@ class DeploymentStrategy(DefaultingStrategy):
         return causes
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = super().validate_update(new, old)
+        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})

@@ -15,7 +15,6 @@ from typing import Any
 
 from apiserver import validation as v
 from apiserver.kinds import pod_template, podspec_validation
-from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
 CONTROLLER_UID, JOB_NAME = "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name"
@@ -41,7 +40,8 @@ def default_spec(spec: Obj) -> None:
     pod_template.default(spec.get("template"))
 
 
-def job_spec(spec: Obj, path: str, *, require_selector: bool) -> Causes:
+def job_spec(spec: Obj, path: str, *, require_selector: bool, old_spec: Obj | None = None) -> Causes:
+    """ValidateJobSpec; `old_spec` is the stored spec on an update (its template's gitRepo volumes ratchet)."""
     causes: Causes = []
     for name in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"):
         causes += v.nonnegative(f"{path}.{name}", spec.get(name))
@@ -54,7 +54,7 @@ def job_spec(spec: Obj, path: str, *, require_selector: bool) -> Causes:
         elif spec["completions"] > 100000 and spec.get("backoffLimitPerIndex") is None:
             causes.append(v.invalid(f"{path}.completions", spec["completions"], "must be less than or equal to 100000 when completion mode is Indexed"))
     template = spec.get("template")
-    causes += podspec_validation.template(template, f"{path}.template")
+    causes += podspec_validation.template(template, f"{path}.template", (old_spec or {}).get("template"))
     restart = ((template or {}).get("spec") or {}).get("restartPolicy") or ""
     if restart not in ("OnFailure", "Never"):
         causes.append(v.not_supported(f"{path}.template.spec.restartPolicy", restart, ["OnFailure", "Never"]))
@@ -81,7 +81,7 @@ def _has_label(template: Any, key: str, want: str) -> Causes:
     return []
 
 
-class JobStrategy(DefaultingStrategy):
+class JobStrategy(pod_template.TemplateOwnerStrategy):
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         default_spec(spec)
@@ -130,7 +130,7 @@ class JobStrategy(DefaultingStrategy):
         prefixed = CONTROLLER_UID in old_labels and JOB_NAME in old_labels
         causes = v.object_meta(new.get("metadata") or {}, namespaced=True, name_rule=self.name_rule)
         causes += self._generated_selector(new, prefixed=prefixed)
-        causes += job_spec(spec, "spec", require_selector=True)
+        causes += job_spec(spec, "spec", require_selector=True, old_spec=old_spec)
         causes += v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         elastic = spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism") \
             and old_spec.get("completions") == old_spec.get("parallelism") and spec.get("completions") is not None

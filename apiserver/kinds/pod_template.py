@@ -1,9 +1,10 @@
-"""What every pod-owning workload shares: template defaults, selector and template validation.
+"""What every pod-owning workload shares: template defaults, selector and template validation, Warnings.
 
-Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs embed a PodTemplateSpec that gets
-the PodSpec defaults (not the Pod-only ones, nor admission's), and a metav1.LabelSelector that
-must be valid, non-empty, match the template's labels, and (apps/v1) never change. Bad values
-render as upstream's JSON: a LabelSelector in struct order, label maps with sorted keys.
+Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs and PodTemplates embed a
+PodTemplateSpec that gets the PodSpec defaults (not the Pod-only ones, nor admission's); their
+strategies derive from `TemplateOwnerStrategy` for the template's Warnings. Workloads also carry a
+metav1.LabelSelector that must be valid, non-empty, match the template's labels, and (apps/v1) never
+change. Bad values render as upstream's JSON: a LabelSelector in struct order, sorted label maps.
 """
 
 from __future__ import annotations
@@ -11,11 +12,48 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import validation as v
-from apiserver.kinds import podspec_defaults, podspec_validation
+from apiserver.kinds import apparmor, podspec_defaults, podspec_validation
+from apiserver.kinds.defaulting import DefaultingStrategy
 
 Obj = dict[str, Any]
 Causes = list[dict[str, str]]
 TEMPLATE_MISMATCH = "`selector` does not match template `labels`"
+
+
+def template_warnings(template: Any, path: str) -> list[str]:
+    """GetWarningsForPodTemplate, as far as haru has it: the AppArmor annotation deprecation."""
+    return apparmor.template_warnings(template, path)
+
+
+class TemplateOwnerStrategy(DefaultingStrategy):
+    """A kind with a pod template at `template_path`: upstream's WarningsOnCreate/WarningsOnUpdate.
+
+    Create warns about the template; an update only when it moved metadata.generation (a label patch,
+    a finalizer removal or a status write stays quiet). `warnings()` runs after validation and sees
+    only the new object, so `prepare_for_update` notes the stored generation; a strategy instance
+    serves one request (`context.endpoint_for`), so the note never reaches another write."""
+
+    template_path: tuple[str, ...] = ("spec", "template")
+    _stored_generation: int | None = None
+
+    def prepare_for_create(self, obj: Obj) -> None:
+        self._stored_generation = None
+        super().prepare_for_create(obj)
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        self._stored_generation = (old.get("metadata") or {}).get("generation", 1)
+        super().prepare_for_update(new, old)
+
+    def template_of(self, obj: Any) -> Any:
+        for key in self.template_path:
+            obj = obj.get(key) if isinstance(obj, dict) else None
+        return obj
+
+    def warnings(self, obj: Obj) -> list[str]:
+        if self._stored_generation is not None and \
+                (obj.get("metadata") or {}).get("generation") == self._stored_generation:
+            return []
+        return template_warnings(self.template_of(obj), ".".join(self.template_path))
 
 
 def default(template: Any) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from apiserver import validation as v
 from apiserver.kinds import pod_template
-from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
 UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
@@ -19,7 +18,7 @@ UPDATE_FORBIDDEN = ("updates to statefulset spec for fields other than 'replicas
                     "'minReadySeconds' are forbidden")
 
 
-class StatefulSetStrategy(DefaultingStrategy):
+class StatefulSetStrategy(pod_template.TemplateOwnerStrategy):
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if not spec.get("podManagementPolicy"):
@@ -44,7 +43,8 @@ class StatefulSetStrategy(DefaultingStrategy):
             claim.setdefault("status", {}).setdefault("phase", "Pending")
         pod_template.default(spec.get("template"))
 
-    def validate(self, obj: Obj) -> Causes:
+    def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
+        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj)
         policy = spec.get("podManagementPolicy") or ""
@@ -70,7 +70,7 @@ class StatefulSetStrategy(DefaultingStrategy):
                 causes.append(v.not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{key}", retention[key], ["Retain", "Delete"]))
         causes += pod_template.nonnegative_fields(spec, "replicas", "minReadySeconds", "revisionHistoryLimit")
         causes += v.nonnegative("spec.ordinals.start", (spec.get("ordinals") or {}).get("start"))
-        causes += pod_template.selector_and_template(spec, "statefulset")
+        causes += pod_template.selector_and_template(spec, "statefulset", old_spec=(old or {}).get("spec"))
         causes += pod_template.always_restarts(spec)
         deadline = ((spec.get("template") or {}).get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
@@ -78,7 +78,7 @@ class StatefulSetStrategy(DefaultingStrategy):
         return causes
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = super().validate_update(new, old)
+        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         rest = {k: val for k, val in spec.items() if k not in UPDATABLE}
         old_rest = {k: val for k, val in old_spec.items() if k not in UPDATABLE}

@@ -1,9 +1,10 @@
 """kubectl v1.36.3 against a real `haru up`: gitRepo volumes refused, AppArmor only as the field.
 
 What a user sees: the Invalid text kubectl prints for a gitRepo volume (pod and deployment), the
-`Warning:` line for a deprecated AppArmor annotation and the field it became, and `haru up`
-refusing a locked gate or admission manifests with their gate off, as kube-apiserver refuses to
-start. The same rules over raw HTTP are in tests/apiserver/kinds/test_pod_policies.py.
+`Warning:` line for a deprecated AppArmor annotation (a pod's, with the field it became, and a
+deployment template's), and `haru up` refusing a locked gate or admission manifests with their gate
+off, as kube-apiserver refuses to start. The same rules over raw HTTP are in
+tests/apiserver/kinds/test_pod_policies.py and test_workload_templates.py.
 """
 
 from __future__ import annotations
@@ -102,6 +103,40 @@ def test_kubectl_apply_warns_about_an_apparmor_annotation_and_the_pod_gets_the_f
     profile = haru.kubectl("-n", ns, "get", "pod", "confined", "-o",
                            "jsonpath={.spec.containers[0].securityContext.appArmorProfile}").stdout
     assert json.loads(profile) == {"type": "Localhost", "localhostProfile": "k8s-apparmor-example-deny-write"}
+
+
+def test_kubectl_apply_of_a_deployment_warns_about_its_template_annotation(haru: Cluster) -> None:
+    ns = _ns(haru, "apparmor-deploy")
+    manifest = textwrap.dedent(f"""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: confined
+        spec:
+          selector:
+            matchLabels: {{app: confined}}
+          template:
+            metadata:
+              labels: {{app: confined}}
+              annotations:
+                {AA}web: runtime/default
+            spec:
+              containers:
+              - {{name: web, image: "busybox:1.36"}}
+        """)
+    warning = (f"Warning: spec.template.metadata.annotations[{AA}web]: deprecated since v1.30; "
+               'use the "appArmorProfile" field instead')
+    result = haru.kubectl("-n", ns, "apply", "-f", "-", input=manifest)
+    assert (result.stdout.strip(), result.stderr.strip()) == ("deployment.apps/confined created", warning)
+    # The template is kept as written: no field is derived from a template's annotation.
+    context = haru.kubectl("-n", ns, "get", "deployment", "confined", "-o",
+                           "jsonpath={.spec.template.spec.containers[0].securityContext}").stdout
+    assert context == ""
+    # A change to the template moves the generation and warns again; a label change does not.
+    result = haru.kubectl("-n", ns, "apply", "-f", "-", input=manifest.replace("busybox:1.36", "busybox:1.37"))
+    assert (result.stdout.strip(), result.stderr.strip()) == ("deployment.apps/confined configured", warning)
+    result = haru.kubectl("-n", ns, "label", "deployment", "confined", "tier=web")
+    assert (result.stdout.strip(), result.stderr.strip()) == ("deployment.apps/confined labeled", "")
 
 
 def test_kubectl_apply_of_an_annotation_that_contradicts_the_field_is_refused(haru: Cluster) -> None:

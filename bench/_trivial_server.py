@@ -14,6 +14,8 @@ import sys
 
 from aiohttp import web
 
+from cluster import event_loop
+
 
 async def serve(body: bytes) -> None:
     async def handler(request: web.Request) -> web.Response:
@@ -38,7 +40,7 @@ async def serve(body: bytes) -> None:
 def main() -> int:
     with open(sys.argv[1], "rb") as f:
         body = f.read()
-    asyncio.run(serve(body))
+    event_loop.run(serve(body))
     return 0
 
 

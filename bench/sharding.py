@@ -38,6 +38,7 @@ from typing import Any
 import aiohttp
 import msgspec
 
+from cluster import cli, event_loop
 from storage import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,6 +71,7 @@ async def serve(data_dir: str) -> None:
     store = running.server.store
     # The pods the event source rewrites, decoded once, before any measured window.
     working_set = {r.key: msgspec.json.decode(r.value) for r in store.list(PODS, limit=WORKING_SET).records}
+    cli._tune_gc()  # the collector settings `haru up` runs with
     print(f"serving {running.url}", flush=True)
     loop = asyncio.get_running_loop()
     stdin = asyncio.StreamReader()
@@ -471,7 +473,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--serve", metavar="DATA_DIR", help=argparse.SUPPRESS)  # the child process
     args = parser.parse_args(argv)
     if args.serve:
-        asyncio.run(serve(args.serve))
+        event_loop.run(serve(args.serve))
         return
     args.pods = args.pods or (10_000 if args.quick else 100_000)
     args.seconds = args.seconds or (3.0 if args.quick else 6.0)

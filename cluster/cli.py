@@ -24,7 +24,7 @@ import aiohttp
 from admission.policy import manifests
 from apiserver import runner
 from apiserver.features import FeatureGates
-from cluster import certs, kubeconfig, supervisor
+from cluster import certs, event_loop, kubeconfig, supervisor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"haru up: {exc}", file=sys.stderr)
             return 1
         try:
-            return asyncio.run(up(args))
+            return event_loop.run(up(args))
         except (OSError, manifests.ManifestError) as exc:
             print(f"haru up: {exc}", file=sys.stderr)
             return 1

@@ -16,6 +16,7 @@ import sys
 
 from client import kubeconfig
 from client.rest import RestClient
+from cluster import event_loop
 from controllers import builtin
 
 log = logging.getLogger("haru.controllers")
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    return asyncio.run(_main(args))
+    return event_loop.run(_main(args))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The per-kind rules every write goes through, as a small class with a fixed hook order.
 
-Create:  create_warnings(obj) → prepare_for_create(obj) → default(obj) → validate(obj) → (store)
-Update:  prepare_for_update(new, old) → default(new) → validate_update(new, old) → (store)
+Create:  create_warnings(obj) → prepare_for_create(obj) → default(obj) → validate(obj) → warnings(obj)
+Update:  prepare_for_update(new, old) → default(new) → validate_update(new, old) → warnings(new, old)
 Status:  the same hooks on `status_strategy()`, whose prepare_for_update keeps everything but status.
 
 Hooks may mutate the object they are given; `validate*` return field causes (see `errors.field_error`)
@@ -38,6 +38,10 @@ class Strategy:
     # -- create ---------------------------------------------------------------------------
     def create_warnings(self, obj: Obj) -> list[str]:
         """Warnings about `obj` as prepare_for_create will find it; sent with the response."""
+        return []
+
+    def warnings(self, obj: Obj, old: Obj | None = None) -> list[str]:
+        """WarningsOnCreate (old is None) / WarningsOnUpdate for a valid object; sent with the response."""
         return []
 
     def prepare_for_create(self, obj: Obj) -> None:

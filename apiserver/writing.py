@@ -128,7 +128,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     if causes:
         raise invalid(ep, obj, causes)
     admitting.validate(ep, attrs)
-    warnings += _strategy_warnings(strategy, obj) + attrs.warnings
+    warnings += strategy.warnings(obj) + attrs.warnings
     meta.pop("managedFields", None)
     managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              operation=operation, track_status=_tracks_status(ep))
@@ -187,7 +187,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     if causes:
         raise invalid(ep, new, causes)
     admitting.validate(ep, attrs)
-    warnings += _strategy_warnings(strategy, new) + attrs.warnings
+    warnings += strategy.warnings(new, old) + attrs.warnings
     managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              subresource, operation, track_status=_tracks_status(ep))
     return warnings
@@ -196,11 +196,6 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
 def _tracks_status(ep: Endpoint) -> bool:
     """Without a status subresource, status is written like any field and owned like one."""
     return "status" not in ep.resource.subresources
-
-
-def _strategy_warnings(strategy: Strategy, obj: dict[str, Any]) -> list[str]:
-    hook = getattr(strategy, "warnings", None)
-    return list(hook(obj)) if hook else []
 
 
 def expected_revision(obj: dict[str, Any]) -> int | None:

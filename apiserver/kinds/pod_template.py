@@ -28,30 +28,19 @@ def template_warnings(template: Any, path: str) -> list[str]:
 class TemplateOwnerStrategy(DefaultingStrategy):
     """A kind with a pod template at `template_path`: upstream's WarningsOnCreate/WarningsOnUpdate.
 
-    Create warns about the template; an update only when it moved metadata.generation (a label patch,
-    a finalizer removal or a status write stays quiet). `warnings()` runs after validation and sees
-    only the new object, so `prepare_for_update` notes the stored generation; a strategy instance
-    serves one request (`context.endpoint_for`), so the note never reaches another write."""
+    Create warns about the template; an update only when it moved metadata.generation (a label
+    patch, a finalizer removal or a status write stays quiet)."""
 
     template_path: tuple[str, ...] = ("spec", "template")
-    _stored_generation: int | None = None
-
-    def prepare_for_create(self, obj: Obj) -> None:
-        self._stored_generation = None
-        super().prepare_for_create(obj)
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        self._stored_generation = (old.get("metadata") or {}).get("generation", 1)
-        super().prepare_for_update(new, old)
 
     def template_of(self, obj: Any) -> Any:
         for key in self.template_path:
             obj = obj.get(key) if isinstance(obj, dict) else None
         return obj
 
-    def warnings(self, obj: Obj) -> list[str]:
-        if self._stored_generation is not None and \
-                (obj.get("metadata") or {}).get("generation") == self._stored_generation:
+    def warnings(self, obj: Obj, old: Obj | None = None) -> list[str]:
+        if old is not None and (obj.get("metadata") or {}).get("generation") == \
+                (old.get("metadata") or {}).get("generation", 1):
             return []
         return template_warnings(self.template_of(obj), ".".join(self.template_path))
 

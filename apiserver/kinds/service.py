@@ -175,7 +175,7 @@ class ServiceStrategy(DefaultingStrategy):
                 causes.append(v.forbidden(f"{path}.ipMode", "may not be specified when `ip` is not set"))
         return causes
 
-    def warnings(self, obj: Obj) -> list[str]:
+    def warnings(self, obj: Obj, old: Obj | None = None) -> list[str]:
         """GetWarningsForService as of 1.36, including the externalIPs deprecation."""
         spec, annotations = obj.get("spec") or {}, (obj.get("metadata") or {}).get("annotations") or {}
         warnings: list[str] = []

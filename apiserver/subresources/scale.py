@@ -72,7 +72,10 @@ async def _write(ep: Endpoint, request: web.Request, scale: dict[str, Any]) -> w
     response = await update.replace(ep, request, current, subresource="scale")
     if response.status >= 300 or not isinstance(response, web.Response) or response.body is None:
         return response
-    return responses.json_response(_scale_of(ep, responses.decode(response.body)), status=response.status)
+    scaled = responses.json_response(_scale_of(ep, responses.decode(response.body)), status=response.status)
+    for warning in response.headers.getall("Warning", ()):  # the workload's own warnings go along
+        scaled.headers.add("Warning", warning)
+    return scaled
 
 
 async def put(ep: Endpoint, request: web.Request) -> web.StreamResponse:

@@ -229,3 +229,13 @@ async def test_a_status_write_does_not_warn(api: InProcess) -> None:
     current["status"] = {"replicas": 2}
     status, answer, headers = await api.request("PUT", f"{path}/web/status", json=current)
     assert (status, answer["status"], warnings(headers)) == (200, {"replicas": 2}, []), answer
+
+
+async def test_scaling_moves_the_generation_and_so_warns(api: InProcess) -> None:
+    path, obj = an_object("Deployment", template(annotations={AA + "app": "runtime/default"}))
+    status, _, _ = await api.request("POST", path, json=obj)
+    assert status == 201
+    status, scale, headers = await api.request("PATCH", f"{path}/web/scale", json={"spec": {"replicas": 3}},
+                                               headers=MERGE)
+    assert (status, scale["spec"]["replicas"]) == (200, 3), scale
+    assert warnings(headers) == [DEPRECATED.format("spec.template", AA + "app")]

@@ -112,6 +112,12 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     meta.pop("generation", None)
     # Defaults first: kube applies them when it decodes, before admission and any strategy hook.
     strategy.default(obj)
+    # managedFields describe the object as its writer sent it (defaults included): upstream's
+    # handlers run the field manager here, so what admission and the strategy add is nobody's.
+    meta.pop("managedFields", None)
+    managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
+                             operation=operation, track_status=_tracks_status(ep))
+    recorded = meta.get("managedFields")
     namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
     attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
@@ -129,9 +135,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
         raise invalid(ep, obj, causes)
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(obj) + attrs.warnings
-    meta.pop("managedFields", None)
-    managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
-                             operation=operation, track_status=_tracks_status(ep))
+    _keep(obj, recorded)
     return warnings
 
 
@@ -179,6 +183,9 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     if "generation" in old_meta:
         meta["generation"] = old_meta["generation"]
     strategy.default(new)
+    managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
+                             subresource, operation, track_status=_tracks_status(ep))  # as on create
+    recorded = new["metadata"].get("managedFields")
     attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
                                  user=user or ep.user, dry_run=dry_run(query))
     _admit(ep, attrs, new)
@@ -188,9 +195,18 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
         raise invalid(ep, new, causes)
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(new, old) + attrs.warnings
-    managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
-                             subresource, operation, track_status=_tracks_status(ep))
+    _keep(new, recorded)
     return warnings
+
+
+def _keep(obj: dict[str, Any], recorded: Any) -> None:
+    """Put back the managedFields computed before admission and the strategy ran (a status write's
+    strategy copies the stored metadata; admission may not rewrite ownership)."""
+    meta = obj.setdefault("metadata", {})
+    if recorded is None:
+        meta.pop("managedFields", None)
+    else:
+        meta["managedFields"] = recorded
 
 
 def _tracks_status(ep: Endpoint) -> bool:

@@ -45,14 +45,36 @@ def _where(path: list[str], last: str) -> str:
     return ("".join(path) + last).lstrip(".")
 
 
+_Plan = tuple[dict[str, Any] | None, bool, dict[str, Any] | None, dict[str, Any] | None]
+_PLANS: dict[int, tuple[dict[str, Any], _Plan]] = {}  # schema node identity → (node, its plan)
+
+
+def _plan(node: dict[str, Any]) -> _Plan:
+    """(properties, preserves unknown fields, the map-value node to walk, the items node) of a
+    schema node, worked out once per node: schema nodes never change once loaded (a CRD update
+    brings new ones, and the table starts afresh when it grows past a bound)."""
+    hit = _PLANS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    resolved = schemas.resolve(node)
+    extra = resolved.get("additionalProperties")
+    if not isinstance(extra, dict) or _is_open(schemas.resolve(extra)):
+        extra = None
+    items = resolved.get("items")
+    plan = (resolved.get("properties"), bool(resolved.get("x-kubernetes-preserve-unknown-fields")), extra,
+            items if isinstance(items, dict) else None)
+    if len(_PLANS) >= 50_000:
+        _PLANS.clear()
+    _PLANS[id(node)] = (node, plan)
+    return plan
+
+
 def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str]) -> None:
     # Every write walks its whole object here: paths are built only for an unknown field, and
     # scalars (most of an object) are never descended into.
-    node = schemas.resolve(node)
+    props, preserve, extra, items = _plan(node)
     if isinstance(value, dict):
-        props = node.get("properties")
         if props is not None:
-            preserve = node.get("x-kubernetes-preserve-unknown-fields")
             for key in list(value):
                 child = props.get(key)
                 if child is None:
@@ -66,21 +88,18 @@ def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str]
                     _prune(sub, child, path, unknown)
                     path.pop()
             return
-        extra = node.get("additionalProperties")
-        if isinstance(extra, dict) and not _is_open(schemas.resolve(extra)):
+        if extra is not None:
             for key, item in value.items():
                 if isinstance(item, (dict, list)):
                     path.append(f"[{key}]")
                     _prune(item, extra, path, unknown)
                     path.pop()
-    elif isinstance(value, list):
-        items = node.get("items")
-        if isinstance(items, dict):
-            for index, item in enumerate(value):
-                if isinstance(item, (dict, list)):
-                    path.append(f"[{index}]")
-                    _prune(item, items, path, unknown)
-                    path.pop()
+    elif isinstance(value, list) and items is not None:
+        for index, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                path.append(f"[{index}]")
+                _prune(item, items, path, unknown)
+                path.pop()
 
 
 def report(unknown: list[str], how: str, kind: str, version: str) -> list[str]:

@@ -1,7 +1,9 @@
 """The per-kind rules every write goes through, as a small class with a fixed hook order.
 
-Create:  create_warnings(obj) → prepare_for_create(obj) → default(obj) → validate(obj) → warnings(obj)
-Update:  prepare_for_update(new, old) → default(new) → validate_update(new, old) → warnings(new, old)
+Create:  default(obj) → (admission) → create_warnings(obj) → prepare_for_create(obj) → validate(obj)
+         → warnings(obj)
+Update:  default(new) → (admission) → prepare_for_update(new, old) → validate_update(new, old)
+         → warnings(new, old)
 Status:  the same hooks on `status_strategy()`, whose prepare_for_update keeps everything but status.
 
 Hooks may mutate the object they are given; `validate*` return field causes (see `errors.field_error`)

@@ -7,6 +7,7 @@ rules live beside their strategy in `apiserver/kinds/`.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -385,7 +386,14 @@ def parse_quantity(value: Any) -> Decimal | None:
         return None
     if isinstance(value, (int, float)):
         return Decimal(str(value))
-    match = _QUANTITY_RE.match(value) if isinstance(value, str) else None
+    return _parse_text(value) if isinstance(value, str) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(value: str) -> Decimal | None:
+    # A pod's few quantities are read by validation, QoS, LimitRanger and ResourceQuota alike, and
+    # most writes repeat the same handful ("100m", "128Mi"): parse each text once (Decimals are immutable).
+    match = _QUANTITY_RE.match(value)
     if not match:
         return None
     number, suffix = Decimal(match.group(1)), match.group(2) or ""

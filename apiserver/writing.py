@@ -121,7 +121,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
     attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
-    _admit(ep, attrs, obj)
+    _admit(ep, attrs, obj, strategy)
     meta = obj.setdefault("metadata", {})
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = generated_name(meta["generateName"])
@@ -139,13 +139,15 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     return warnings
 
 
-def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any]) -> None:
-    """Mutating admission on `obj` in place (a policy may hand back a new dict)."""
+def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any], strategy: Strategy) -> None:
+    """Mutating admission on `obj` in place. A policy may hand back a new object: that one is
+    defaulted again, as upstream decodes a webhook's patched object again."""
     admitting.admit(ep, attrs)
     if attrs.object is not obj:
         obj.clear()
         obj.update(attrs.object)
         attrs.object = obj
+        strategy.default(obj)
 
 
 def admit_delete(ep: Endpoint, current: dict[str, Any], *, dry_run: bool = False, user: Any = None) -> None:
@@ -188,7 +190,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     recorded = new["metadata"].get("managedFields")
     attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
                                  user=user or ep.user, dry_run=dry_run(query))
-    _admit(ep, attrs, new)
+    _admit(ep, attrs, new, strategy)
     strategy.prepare_for_update(new, old)
     causes = (allocations.allocate(ep, new, old) if not subresource else []) or strategy.validate_update(new, old)
     if causes:

@@ -1,10 +1,11 @@
 """The strategy base for kinds whose API types declare defaults, in upstream's order.
 
-kube-apiserver applies a kind's defaults while decoding the request body, before
+kube-apiserver applies a kind's defaults while decoding the request body, before admission and
 PrepareForCreate/PrepareForUpdate, so those hooks (QoS class, generation bump, selector
-generation) already see a defaulted object. `strategy.Strategy` calls `default()` after
-`prepare_for_*`; this base runs it first as well (defaults are idempotent). Subclasses in this
-package set `counts_generation` where upstream differs from "has a status subresource".
+generation) already see a defaulted object: `writing.prepare_create/prepare_update` call
+`default()` first, and again after a mutating policy handed back a new object (as a webhook's
+patched object is decoded, and so defaulted, again). Subclasses in this package set
+`counts_generation` where upstream differs from "has a status subresource".
 """
 
 from __future__ import annotations
@@ -24,12 +25,10 @@ class DefaultingStrategy(Strategy):
 
     def prepare_for_create(self, obj: Obj) -> None:
         obj.setdefault("metadata", {})
-        self.default(obj)
         super().prepare_for_create(obj)
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         new.setdefault("metadata", {})
-        self.default(new)
         super().prepare_for_update(new, old)
 
 

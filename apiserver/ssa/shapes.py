@@ -134,8 +134,18 @@ def is_named_field(node: Node, key: str) -> bool:
     return isinstance(properties, dict) and key in properties
 
 
+_ATOMIC_MAPS: dict[int, tuple[Node, bool]] = {}
+
+
 def map_is_atomic(node: Node) -> bool:
-    return any(n is not None and n.get("x-kubernetes-map-type") == "atomic" for n in (node, resolve(node)))
+    if node is None:
+        return False
+    hit = _ATOMIC_MAPS.get(id(node))
+    if hit is None or hit[0] is not node:
+        atomic = any(n is not None and n.get("x-kubernetes-map-type") == "atomic" for n in (node, resolve(node)))
+        hit = (node, atomic)
+        _remember(_ATOMIC_MAPS, id(node), hit)
+    return hit[1]
 
 
 def items_node(node: Node) -> Node:

@@ -1,7 +1,8 @@
 """Drive a strategy the way `apiserver/writing.py` does, without a server.
 
-create: prepare_for_create → default → validate; update: carry the old generation, then
-prepare_for_update → default → validate_update. Returns the causes; the object is changed in place.
+create: default → prepare_for_create → validate; update: carry the old generation, then
+default → prepare_for_update → validate_update (admission aside). Returns the causes; the object is
+changed in place.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def create(s: Strategy, obj: Obj) -> list[dict[str, str]]:
     meta = obj.setdefault("metadata", {})
     meta.setdefault("uid", "11111111-2222-3333-4444-555555555555")
     meta.setdefault("creationTimestamp", "2026-01-01T00:00:00Z")
-    s.prepare_for_create(obj)
     s.default(obj)
+    s.prepare_for_create(obj)
     return s.validate(obj)
 
 
@@ -41,8 +42,8 @@ def update(s: Strategy, new: Obj, old: Obj) -> list[dict[str, str]]:
     meta.pop("generation", None)
     if "generation" in old_meta:
         meta["generation"] = old_meta["generation"]
-    s.prepare_for_update(new, old)
     s.default(new)
+    s.prepare_for_update(new, old)
     return s.validate_update(new, old)
 
 

@@ -111,7 +111,7 @@ class GroupCommitter:
         limit = self._batch_limit
         batch, self._pending = pending[:limit], pending[limit:]
         if batch:
-            size = compaction.PIGGYBACK_ENTRIES + 2 * len(batch)
+            size = compaction.PIGGYBACK_ENTRIES + len(batch)
         elif self._compaction_wanted and not self._closing:
             size = compaction.STANDALONE_ENTRIES
         else:

@@ -51,22 +51,18 @@ _PLANS: dict[int, tuple[dict[str, Any], _Plan]] = {}  # schema node identity →
 
 def _plan(node: dict[str, Any]) -> _Plan:
     """(properties, preserves unknown fields, the map-value node to walk, the items node) of a
-    schema node, worked out once per node: schema nodes never change once loaded (a CRD update
-    brings new ones, and the table starts afresh when it grows past a bound)."""
-    hit = _PLANS.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
+    schema node, worked out once per node (`schemas.remembered`)."""
+    return schemas.remembered(_PLANS, node, id(node), lambda: _plan_of(node))
+
+
+def _plan_of(node: dict[str, Any]) -> _Plan:
     resolved = schemas.resolve(node)
     extra = resolved.get("additionalProperties")
     if not isinstance(extra, dict) or _is_open(schemas.resolve(extra)):
         extra = None
     items = resolved.get("items")
-    plan = (resolved.get("properties"), bool(resolved.get("x-kubernetes-preserve-unknown-fields")), extra,
+    return (resolved.get("properties"), bool(resolved.get("x-kubernetes-preserve-unknown-fields")), extra,
             items if isinstance(items, dict) else None)
-    if len(_PLANS) >= 50_000:
-        _PLANS.clear()
-    _PLANS[id(node)] = (node, plan)
-    return plan
 
 
 def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str]) -> None:

@@ -3,7 +3,8 @@
 Owns the one in-memory copy of the 771 1.36 definitions (`_definitions.json`, v1.36.0-local) and
 the map from group/version/kind to a definition name. Callers: the OpenAPI v3 documents
 (`openapi.py`), strategic merge patch (merge keys and strategies) and schema validation.
-Definitions are returned as they are stored; `resolve()` follows one `$ref`.
+Definitions are returned as they are stored; `resolve()` follows one `$ref`; `remembered()` is
+how the per-write walks (server-side apply, pruning) keep what they work out about a node.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import kubernetes_validate
 
@@ -64,3 +65,24 @@ def resolve(node: dict[str, Any]) -> dict[str, Any]:
     if name is None and len(node.get("allOf", ())) == 1:
         name = ref_name(node["allOf"][0])
     return definitions()[name] if name else node
+
+
+T = TypeVar("T")
+MEMO_LIMIT = 50_000  # entries per table before it starts afresh (old CRD schemas)
+
+
+def remembered(table: dict[Any, tuple[Any, Any]], node: Any, key: Any, compute: Callable[[], T]) -> T:
+    """What `compute()` says of schema node `node`, worked out once: `table[key]` keeps it.
+
+    Schema nodes never change once loaded (a CRD update brings new ones), so an answer can be
+    keyed by the node's identity (`key` holds `id(node)`). Each entry keeps its node alive, so an
+    id is never reused while remembered; a table past MEMO_LIMIT entries starts afresh.
+    """
+    hit = table.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]  # type: ignore[no-any-return]
+    value = compute()
+    if len(table) >= MEMO_LIMIT:
+        table.clear()
+    table[key] = (node, value)
+    return value

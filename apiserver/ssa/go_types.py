@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from apiserver import protobuf_schema
+from apiserver import protobuf_schema, schemas
 from apiserver.ssa import shapes
 from apiserver.ssa.shapes import MISSING
 
@@ -33,16 +33,15 @@ def _zeros(definition: str) -> dict[str, Any]:
     return zeros
 
 
-_ZEROS_BY_NODE: dict[int, tuple[shapes.Node, dict[str, Any]]] = {}  # node identity → (node, its zeros)
+_ZEROS_BY_NODE: dict[int, tuple[shapes.Node, dict[str, Any]]] = {}
 
 
 def zero_of(node: shapes.Node, key: str) -> Any:
     """What a Go object holds in field `key` of the struct at `node` when JSON omits it, or MISSING."""
-    hit = _ZEROS_BY_NODE.get(id(node))
-    if hit is None or hit[0] is not node:
-        name = shapes.definition_name(node)
-        hit = (node, _zeros(name) if name else {})
-        if len(_ZEROS_BY_NODE) >= 10_000:  # schema nodes of replaced CRDs: start afresh
-            _ZEROS_BY_NODE.clear()
-        _ZEROS_BY_NODE[id(node)] = hit
-    return hit[1].get(key, MISSING)
+    zeros = schemas.remembered(_ZEROS_BY_NODE, node, id(node), lambda: _zeros_at(node))
+    return zeros.get(key, MISSING)
+
+
+def _zeros_at(node: shapes.Node) -> dict[str, Any]:
+    name = shapes.definition_name(node)
+    return _zeros(name) if name else {}

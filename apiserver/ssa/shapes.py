@@ -66,29 +66,17 @@ def definition_name(node: Node) -> str | None:
     return name or _names_by_identity().get(id(node))
 
 
-# Schema nodes are never changed once loaded (a CRD update brings new ones), so what the walks ask
-# of a node is remembered by its identity. Each entry keeps its node alive, so an id is never reused
-# while remembered; the tables are emptied when they grow past a bound (old CRD schemas).
-_MEMO_LIMIT = 50_000
+# What the walks ask of a node is remembered by the node's identity (`schemas.remembered`).
 _ROOTS: dict[int, tuple[Node, dict[str, Any]]] = {}
 _FIELD_NODES: dict[tuple[int, str], tuple[Node, Node]] = {}
-
-
-def _remember(table: dict[Any, Any], key: Any, entry: Any) -> None:
-    if len(table) >= _MEMO_LIMIT:
-        table.clear()
-    table[key] = entry
+_LIST_SEMANTICS: dict[int, tuple[Node, tuple[str, list[str]]]] = {}
+_ATOMIC_MAPS: dict[int, tuple[Node, bool]] = {}
 
 
 def for_object(schema: Node) -> dict[str, Any]:
     """The root node for a whole object: its metadata is always ObjectMeta (CRD schemas say only
     `type: object` there, and the apiserver types it as ObjectMeta all the same)."""
-    hit = _ROOTS.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    root = _root_for(schema)
-    _remember(_ROOTS, id(schema), (schema, root))
-    return root
+    return schemas.remembered(_ROOTS, schema, id(schema), lambda: _root_for(schema))
 
 
 def _root_for(schema: Node) -> dict[str, Any]:
@@ -108,12 +96,7 @@ def field_node(node: Node, key: str) -> Node:
     """The schema of `key` inside an object node: its property, else the map's value type."""
     if node is None:
         return None
-    hit = _FIELD_NODES.get((id(node), key))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    found = _field_node(node, key)
-    _remember(_FIELD_NODES, (id(node), key), (node, found))
-    return found
+    return schemas.remembered(_FIELD_NODES, node, (id(node), key), lambda: _field_node(node, key))
 
 
 def _field_node(node: Node, key: str) -> Node:
@@ -134,18 +117,11 @@ def is_named_field(node: Node, key: str) -> bool:
     return isinstance(properties, dict) and key in properties
 
 
-_ATOMIC_MAPS: dict[int, tuple[Node, bool]] = {}
-
-
 def map_is_atomic(node: Node) -> bool:
     if node is None:
         return False
-    hit = _ATOMIC_MAPS.get(id(node))
-    if hit is None or hit[0] is not node:
-        atomic = any(n is not None and n.get("x-kubernetes-map-type") == "atomic" for n in (node, resolve(node)))
-        hit = (node, atomic)
-        _remember(_ATOMIC_MAPS, id(node), hit)
-    return hit[1]
+    return schemas.remembered(_ATOMIC_MAPS, node, id(node), lambda: any(
+        n is not None and n.get("x-kubernetes-map-type") == "atomic" for n in (node, resolve(node))))
 
 
 def items_node(node: Node) -> Node:
@@ -153,20 +129,12 @@ def items_node(node: Node) -> Node:
     return resolved.get("items") if resolved else None
 
 
-_LIST_SEMANTICS: dict[int, tuple[Node, tuple[str, list[str]]]] = {}
-
-
 def list_semantics(node: Node) -> tuple[str, list[str]]:
     """('map', keys) | ('set', []) | ('atomic', []) for a list field's node (callers must not
     change the keys list: it is remembered)."""
     if node is None:
         return "atomic", []
-    hit = _LIST_SEMANTICS.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    found = _list_semantics(node)
-    _remember(_LIST_SEMANTICS, id(node), (node, found))
-    return found
+    return schemas.remembered(_LIST_SEMANTICS, node, id(node), lambda: _list_semantics(node))
 
 
 def _list_semantics(node: dict[str, Any]) -> tuple[str, list[str]]:

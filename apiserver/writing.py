@@ -1,11 +1,12 @@
 """The steps every write shares, in the order kube-apiserver runs them.
 
 create: check kind → namespace rules → drop unknown fields (fieldValidation) → defaults →
-NamespaceLifecycle → MUTATING ADMISSION (LimitRanger, Priority, MutatingAdmissionPolicy) →
-server-owned metadata (generateName, uid, timestamps) → strategy prepare/validate → VALIDATING
-ADMISSION (LimitRanger, Priority, ValidatingAdmissionPolicy, ResourceQuota) → managedFields.
-update: the same with the old object: immutable metadata carried over, defaults, mutating
-admission, the strategy's update hooks, validating admission. This is upstream's order: the
+managedFields → NamespaceLifecycle → MUTATING ADMISSION (LimitRanger, Priority,
+MutatingAdmissionPolicy; defaults again if a policy replaced the object) → server-owned metadata
+(generateName, uid, timestamps) → strategy prepare/validate → VALIDATING ADMISSION (LimitRanger,
+Priority, ValidatingAdmissionPolicy, ResourceQuota) → the managedFields put back.
+update: the same with the old object: immutable metadata carried over, defaults, managedFields,
+mutating admission, the strategy's update hooks, validating admission. This is upstream's order: the
 handler runs mutating admission on the decoded, defaulted object before rest.BeforeCreate /
 BeforeUpdate (PrepareForCreate, generated names, Validate), and validating admission after
 them, just before storage. delete: validating admission sees the stored object as oldObject

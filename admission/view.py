@@ -43,6 +43,9 @@ class ClusterView(Protocol):
     def list_group(self, group: str) -> dict[str, list[StoredObject]]:
         """Every stored object of one API group's cluster-scoped resources, by resource (one read)."""
 
+    def group_revision(self, group: str) -> int:
+        """A revision that moves whenever an object of the group is written (and may move more)."""
+
     def resource_for_kind(self, api_version: str, kind: str) -> ResourceRef | None:
         """The resource serving this kind, or None when the kind is unknown."""
 

@@ -64,6 +64,9 @@ class StoreView(Patching):
         self.server = server
         self._by_resource: dict[tuple[str, str], list[Any]] = {}
         self._generation = -1
+        # (group, resource, namespace) → (the resource's last change when read, its objects). Every
+        # pod create asks for its namespace's quotas and limit ranges; they rarely change.
+        self._listed: dict[tuple[str, str, str | None], tuple[int, list[StoredObject]]] = {}
 
     def _rows(self, group: str, resource: str) -> list[Any]:
         registry = self.server.registry
@@ -92,13 +95,23 @@ class StoreView(Patching):
         rows = self._rows(group, resource)
         if not rows:
             return []
+        changed = self.server.store.last_change(rows[0].list_prefix(None))
+        cached = self._listed.get((group, resource, namespace))
+        if cached is not None and cached[0] == changed:
+            return list(cached[1])
         prefix = rows[0].list_prefix(namespace or None)
         found = []
         for record in self.server.store.list(prefix).records:
             rest = record.key[len(prefix):]
             ns, _, name = rest.rpartition("/")
             found.append(StoredObject(ns or (namespace or ""), name, record.revision, record.value))
-        return found
+        if len(self._listed) >= 10_000:  # namespaces come and go: start afresh now and then
+            self._listed.clear()
+        self._listed[(group, resource, namespace)] = (changed, found)
+        return list(found)
+
+    def group_revision(self, group: str) -> int:
+        return self.server.store.last_change(f"/registry/{group or 'core'}/")
 
     def list_group(self, group: str) -> dict[str, list[StoredObject]]:
         prefix = f"/registry/{group or 'core'}/"

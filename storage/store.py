@@ -146,6 +146,11 @@ class Store:
         """How many LMDB write transactions have committed since open (group commit shows here)."""
         return self._committer.commits
 
+    def last_change(self, prefix: str) -> int:
+        """The last published revision that wrote under `prefix` (see `WatchHub.last_change`): a cheap
+        way for a cache of a few keys to tell that unrelated writes did not touch them."""
+        return self._hub.last_change(prefix)
+
     @property
     def watch_ring_size(self) -> int:
         return self._hub.ring_size

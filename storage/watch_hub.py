@@ -42,6 +42,8 @@ class WatchHub:
         self._loop = asyncio.get_running_loop()
         # prefix → the future of the next commit that touches it, shared by that prefix's watchers
         self._commits: dict[str, asyncio.Future[None]] = {}
+        # prefix → the last published revision that wrote under it, for prefixes someone asked about
+        self._last_change: dict[str, int] = {}
         self._closed = False
 
     @property
@@ -65,6 +67,20 @@ class WatchHub:
             del self._ring[:drop]
             self._first += drop
         self._wake_touched(events)
+        for prefix in self._last_change:
+            for event in reversed(events):
+                if event.key.startswith(prefix):
+                    self._last_change[prefix] = event.revision
+                    break
+
+    def last_change(self, prefix: str) -> int:
+        """The last published revision that wrote a key under `prefix`. A prefix is followed from
+        its first question on; until then nothing is known, so that first answer is the current
+        revision (a safe "it may have changed")."""
+        found = self._last_change.get(prefix)
+        if found is None:
+            found = self._last_change[prefix] = self._last
+        return found
 
     def _wake_touched(self, events: list[Event]) -> None:
         if not self._commits:

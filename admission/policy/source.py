@@ -1,7 +1,7 @@
 """Where the dispatchers get their policies: the stored ones, compiled once per change, and the static ones.
 
-`PolicySource.refresh()` looks at the four admissionregistration resources only when the store's
-revision moved since its last look, and recompiles a policy only when that policy's own
+`PolicySource.refresh()` looks at the four admissionregistration resources only when something in
+that group was written since its last look (not on every pod write), and recompiles a policy only when that policy's own
 revision changed, so a request costs one cheap listing at most and no compilation. Policies
 loaded from manifests (`manifests.py`, KEP-5793) come first and never change. A `Hook` is one
 policy with the bindings that name it, bindings by name; policies without bindings do nothing
@@ -111,7 +111,7 @@ class PolicySource:
 
     def refresh(self) -> bool:
         """Catch up with the store; True when a policy or binding changed."""
-        revision = self.view.revision()
+        revision = self.view.group_revision(GROUP)
         if revision == self._revision:
             return False
         self._revision = revision

@@ -59,6 +59,9 @@ class FakeView(Patching):
     def revision(self) -> int:
         return self._revision
 
+    def group_revision(self, group: str) -> int:
+        return self._revision  # moves on every write: "may move more" is allowed
+
     def get(self, group: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         found = self.stored.get((group, resource), {}).get((namespace, name))
         return None if found is None else msgspec.json.decode(found[1])

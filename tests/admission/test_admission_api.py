@@ -169,6 +169,21 @@ async def test_quota_usage_is_kept_in_status_and_enforced(api: InProcess):
                                "limited: pods=1")
 
 
+async def test_a_quota_or_limit_range_created_after_some_pods_applies_to_the_next_one(api: InProcess):
+    """The server remembers a namespace's quotas and limit ranges between writes; a new one counts."""
+    await created(api, "/api/v1/namespaces/default/pods", pod("before"))  # nothing to enforce yet
+    await created(api, "/api/v1/namespaces/default/limitranges", {"metadata": {"name": "defaults"}, "spec": {
+        "limits": [{"type": "Container", "default": {"cpu": "250m"}}]}})
+    status, body, _ = await create(api, "/api/v1/namespaces/default/pods", pod("after"))
+    assert status == 201, body
+    assert body["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "250m"}
+    await created(api, "/api/v1/namespaces/default/resourcequotas",
+                  {"metadata": {"name": "none"}, "spec": {"hard": {"configmaps": "0"}}})
+    status, body, _ = await create(api, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "c"}})
+    assert status == 403, body
+    assert body["message"].startswith('configmaps "c" is forbidden: exceeded quota: none')
+
+
 async def test_the_system_priority_classes_exist_and_set_pod_priority(api: InProcess):
     status, body, _ = await api.request("GET", "/apis/scheduling.k8s.io/v1/priorityclasses/system-cluster-critical")
     assert status == 200 and body["value"] == 2000000000

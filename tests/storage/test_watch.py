@@ -265,3 +265,16 @@ async def test_close_wakes_a_timed_wait(store: Store) -> None:
     watcher.close()
     async with asyncio.timeout(1):
         assert await waiting == []
+
+
+async def test_last_change_moves_only_with_writes_under_its_prefix(store: Store) -> None:
+    await store.create(pod_key("a"), pod("a"))
+    first = store.last_change("/registry/pods/other/")  # not followed yet: the current revision
+    assert first == store.revision
+    await store.create(pod_key("b"), pod("b"))
+    assert store.last_change("/registry/pods/other/") == first  # a write elsewhere
+    created = await store.create(pod_key("c", "other"), pod("c", "other"))
+    await store.create(pod_key("d"), pod("d"))
+    assert store.last_change("/registry/pods/other/") == created.revision
+    deleted = await store.delete(pod_key("c", "other"))
+    assert store.last_change("/registry/pods/other/") == deleted.revision

@@ -38,10 +38,14 @@ _ZEROS_BY_NODE: dict[int, tuple[shapes.Node, dict[str, Any]]] = {}
 
 def zero_of(node: shapes.Node, key: str) -> Any:
     """What a Go object holds in field `key` of the struct at `node` when JSON omits it, or MISSING."""
-    zeros = schemas.remembered(_ZEROS_BY_NODE, node, id(node), lambda: _zeros_at(node))
-    return zeros.get(key, MISSING)
+    return zeros_at(node).get(key, MISSING)
 
 
-def _zeros_at(node: shapes.Node) -> dict[str, Any]:
+def zeros_at(node: shapes.Node) -> dict[str, Any]:
+    """Every field of the struct at `node` that a Go object holds when JSON omits it, with its value."""
+    return schemas.remembered(_ZEROS_BY_NODE, node, id(node), lambda: _zeros_of(node))
+
+
+def _zeros_of(node: shapes.Node) -> dict[str, Any]:
     name = shapes.definition_name(node)
     return _zeros(name) if name else {}

@@ -188,21 +188,20 @@ def _api_error(rejection: admission_errors.Rejection) -> errors.APIError:
 
 def admit(ep: "Endpoint", attrs: Attributes) -> None:
     """The mutating half; `attrs.object` may be replaced by a new dict."""
-    built = ep.server.admission
-    if built is None:
-        return
-    try:
-        built.chain.admit(attrs)
-    except admission_errors.Rejection as rejection:
-        raise _api_error(rejection) from None
+    _run(ep, attrs, mutating=True)
 
 
 def validate(ep: "Endpoint", attrs: Attributes) -> None:
+    _run(ep, attrs, mutating=False)
+
+
+def _run(ep: "Endpoint", attrs: Attributes, *, mutating: bool) -> None:
+    """One half of the chain, its refusal turned into the Status the client gets."""
     built = ep.server.admission
     if built is None:
         return
     try:
-        built.chain.validate(attrs)
+        (built.chain.admit if mutating else built.chain.validate)(attrs)
     except admission_errors.Rejection as rejection:
         raise _api_error(rejection) from None
 

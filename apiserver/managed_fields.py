@@ -107,7 +107,8 @@ def _record(old: dict[str, Any] | None, new: dict[str, Any], manager: str, schem
 def _record_create(new: dict[str, Any], after: dict[str, Any], manager: str, engine: Any, api_version: str) -> None:
     """A plain create: the writer owns all it sets and there is no one to take fields from, so
     its one entry is written straight from the object (`ssa/created.py`, the fast path)."""
-    fields = created.fields_v1(after, engine.node, engine.zero_of, ssa_apply.STRIPPED, engine.ignored)
+    fields = created.fields_v1(after, engine.node, ssa_apply.STRIPPED, engine.ignored,
+                               go_zeros=engine.zero_of is not None)
     meta = new.setdefault("metadata", {})
     if not fields:
         meta.pop("managedFields", None)

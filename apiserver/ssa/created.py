@@ -15,19 +15,19 @@ from typing import Any, NamedTuple
 
 from apiserver import schemas
 from apiserver.ssa import elements, fieldsets, go_types, shapes
-from apiserver.ssa.compare import ZeroOf, same
+from apiserver.ssa.compare import same
 from apiserver.ssa.shapes import MISSING
 
 SELF = fieldsets.SELF
 Wire = dict[str, Any]  # FieldsV1 as it is stored: a member without children is `{}`
 
 
-def fields_v1(new: dict[str, Any], node: shapes.Node, zero_of: ZeroOf | None,
-              stripped: fieldsets.FieldSet, ignored: fieldsets.FieldSet) -> Wire:
+def fields_v1(new: dict[str, Any], node: shapes.Node, stripped: fieldsets.FieldSet,
+              ignored: fieldsets.FieldSet, *, go_zeros: bool = True) -> Wire:
     """The creator's FieldsV1 for object `new`: `stripped` paths removed (exact members), and
-    `ignored` ones with all below them. `zero_of` is the engine's Go-zero lookup (None: no Go
-    type behind the schema); the walk reads the same facts a node at a time (`go_types.zeros_at`)."""
-    out, _ = _walk({}, new, node, zero_of is not None)
+    `ignored` ones with all below them. `go_zeros`: compare against the Go zero values of the
+    built-in types (`go_types.zeros_at`), as the updater's `zero_of` does."""
+    out, _ = _walk({}, new, node, go_zeros)
     for key, below in ignored.items():
         if SELF in below:
             out.pop(key, None)

@@ -55,7 +55,8 @@ def both(schema: Any, obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     engine = ssa_apply.engine_for(schema, "", [{}, obj])
     general = engine.update({}, copy.deepcopy(obj), {}, WRITER, "v1")
     slow = fieldsets.difference(general[WRITER].fields, ssa_apply.STRIPPED) if WRITER in general else {}
-    fast = created.fields_v1(copy.deepcopy(obj), engine.node, engine.zero_of, ssa_apply.STRIPPED, engine.ignored)
+    fast = created.fields_v1(copy.deepcopy(obj), engine.node, ssa_apply.STRIPPED, engine.ignored,
+                             go_zeros=engine.zero_of is not None)
     return fieldsets.to_fields_v1(slow), fast
 
 

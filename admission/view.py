@@ -35,7 +35,7 @@ class ClusterView(Protocol):
         """The store's last committed revision."""
 
     def get(self, group: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
-        """The object, decoded (a private copy), or None."""
+        """The object, decoded, or None. Read it, never change it: namespaces are shared by requests."""
 
     def objects(self, group: str, resource: str, namespace: str | None = None) -> list[StoredObject]:
         """Every object of a resource (in one namespace, or all), undecoded."""
@@ -62,7 +62,9 @@ class ClusterView(Protocol):
         """A schema node with its `$ref` followed."""
 
     def apply(self, live: dict[str, Any], config: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
-        """Structured merge of an apply configuration (server-side apply rules); PatchFailed on error."""
+        """Structured merge of an apply configuration (server-side apply rules); PatchFailed on error.
+        The result may share the parts the configuration leaves alone with `live`, and what it
+        adds with `config`: the caller replaces the object with it and changes neither input."""
 
     def json_patch(self, doc: dict[str, Any], operations: list[dict[str, Any]]) -> Any:
         """RFC 6902 applied to a copy of `doc`; PatchFailed with the library's text on error."""

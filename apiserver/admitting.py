@@ -46,7 +46,7 @@ class Patching:
 
     def apply(self, live: dict[str, Any], config: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            return apply_merge.apply(live, config, schema)
+            return apply_merge.merged(live, config, schema)
         except PatchError as err:
             raise admission_errors.PatchFailed(err.message) from None
 
@@ -85,6 +85,8 @@ class StoreView(Patching):
         return self.server.store.revision
 
     def get(self, group: str, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        if group == "" and resource == "namespaces":
+            return self.server.namespaces.get(name)
         rows = self._rows(group, resource)
         if not rows:
             return None

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from apiserver import errors, kinds, registry
 from apiserver.features import FeatureGates
+from apiserver.namespace_cache import NamespaceCache
 from apiserver.requestinfo import RequestInfo
 from apiserver.strategy import Strategy
 from storage import Record, Store
@@ -34,6 +35,13 @@ class Server:
     label_index: Any = None
     # The admission chain (admission.assembly.Assembly), set by admitting.install; None: no admission.
     admission: Any = None
+    # Decoded namespaces for NamespaceLifecycle and admission (namespace_cache.NamespaceCache).
+    namespaces: NamespaceCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        namespaces = self.registry.get("", "v1", "namespaces")
+        assert namespaces is not None
+        self.namespaces = NamespaceCache(self.store, namespaces.key_prefix)
 
 
 SERVER_KEY: web.AppKey[Server] = web.AppKey("haru_server", Server)

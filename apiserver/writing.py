@@ -71,12 +71,9 @@ def namespace_lifecycle(ep: Endpoint, name: str) -> None:
     if not ep.resource.namespaced:
         return
     namespace = ep.request_info.namespace
-    ns_info = ep.server.registry.get("", "v1", "namespaces")
-    assert ns_info is not None
-    record = ep.server.store.get(ns_info.key(None, namespace))
-    if record is None:
+    ns = ep.server.namespaces.get(namespace)
+    if ns is None:
         raise errors.not_found("namespaces", "", namespace)
-    ns = bodies.decode_json(record.value)
     if ns.get("metadata", {}).get("deletionTimestamp") or ns.get("status", {}).get("phase") == "Terminating":
         raise errors.forbidden(
             ep.resource.resource, ep.resource.group, name,

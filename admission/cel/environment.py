@@ -19,6 +19,7 @@ from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_option
 
 from admission.cel import checked_ast, cost, errors, kube_types, library, struct_literals
 from admission.cel.library import authz
+from admission.cel.reads import Reads
 
 _ERROR = cel.Type.ERROR
 _CACHE_SIZE = 4096
@@ -44,13 +45,26 @@ class CostBudget:
 
 
 class Activation:
-    """Variable values for one request, converted once and shared by every program evaluated on it."""
+    """Variable values for one request, shared by every program evaluated on it.
 
-    __slots__ = ("data", "native")
+    Each program reads parts of the values (`reads.py`); the parts are converted to CEL once
+    per distinct set of parts, when a program first needs them, and reused by programs that
+    read the same.
+    """
+
+    __slots__ = ("env", "data", "_natives")
 
     def __init__(self, env: "Environment", data: Mapping[str, Any]):
+        self.env = env
         self.data = data
-        self.native = env._env.Activation(dict(data))
+        self._natives: dict[Any, Any] = {}
+
+    def native_for(self, wanted: Reads) -> Any:
+        native = self._natives.get(wanted.key)
+        if native is None:
+            native = self.env._env.Activation(wanted.project(self.data))
+            self._natives[wanted.key] = native
+        return native
 
 
 class Environment:
@@ -116,7 +130,7 @@ class Environment:
 class Program:
     """A compiled expression. `cost_estimate` is its static (min, max) cost."""
 
-    __slots__ = ("env", "text", "cost_estimate", "_expression", "_root", "_bound")
+    __slots__ = ("env", "text", "cost_estimate", "reads", "_expression", "_root", "_bound")
 
     def __init__(self, env: Environment, text: str, expression: Any):
         self.env = env
@@ -124,6 +138,7 @@ class Program:
         self._expression = expression
         self._root = checked_ast.decode(expression.serialize())
         self.cost_estimate = cost.estimate(self._root)
+        self.reads = Reads.of(self._root, frozenset(env.variables))
         self._bound = None
         if self.cost_estimate.max > env.per_call_limit:
             self._bound = cost.compile_bound(self._root, frozenset(env.variables))
@@ -133,7 +148,7 @@ class Program:
     ) -> Any:
         """The result as plain Python values; raises EvalError, CostLimitExceeded or CostBudgetExhausted."""
         if isinstance(variables, Activation):
-            data, native = variables.data, variables.native
+            data, native = variables.data, variables.native_for(self.reads)
         else:
             data, native = variables, None
         charged = self.cost_estimate.max
@@ -147,7 +162,7 @@ class Program:
         if native is not None:
             value = self._expression.eval(native)
         else:
-            value = self._expression.eval(data=data)
+            value = self._expression.eval(data=self.reads.project(data))
         if value.type() == _ERROR:
             raise errors.eval_error(value.value())
         return value.plain_value()

@@ -29,12 +29,20 @@ _MAP_TYPE = "x-kubernetes-map-type"
 
 
 def apply(live: dict[str, Any] | None, applied: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
-    """The live object with the applied configuration merged in (both inputs left untouched).
-    `schema` is the kind's root definition (`schemas.for_kind`), or None for no schema."""
+    """The live object with the applied configuration merged in: a new object that shares nothing
+    with the inputs. `schema` is the kind's root definition (`schemas.for_kind`), or None."""
     result = _copy(applied)
     if live is None:
         return result
     return _merge_object(_copy(live), result, schema)
+
+
+def merged(live: dict[str, Any], applied: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The same merge without the copies: neither input is changed, and the result shares every
+    part the configuration does not touch with `live`, and what it adds with `applied`. For a
+    caller that drops both inputs (a MutatingAdmissionPolicy's ApplyConfiguration), it saves
+    copying the whole object twice."""
+    return _merge_object(live, applied, schema)
 
 
 def _copy(value: Any) -> Any:
@@ -61,7 +69,9 @@ def _is_atomic_map(node: dict[str, Any] | None, resolved: dict[str, Any] | None)
 
 
 def _merge_object(live: dict[str, Any], applied: dict[str, Any], node: dict[str, Any] | None) -> dict[str, Any]:
+    """A new map: `live` with `applied` merged in (copied level by level; `live` stays as it was)."""
     struct = _resolve(node)
+    live = dict(live)
     for key, value in applied.items():
         if value is None:
             live.pop(key, None)

@@ -31,7 +31,7 @@ BUDGET_EXHAUSTED_MESSAGE = (
     "validation failed due to running out of cost budget, no further validation rules will be run"
 )
 
-_SATURATED = 2**64 - 1
+SATURATED = 2**64 - 1
 _LIST_CREATE, _MAP_CREATE, _STRUCT_CREATE = 10, 30, 40
 _STRING_FACTOR, _REGEX_FACTOR = 0.1, 0.25
 _AUTHZ_CHECK = 350_000
@@ -86,7 +86,7 @@ class _Value:
 
 def _add(*costs: float) -> int:
     total = sum(costs)
-    return _SATURATED if total >= _SATURATED else int(total)
+    return SATURATED if total >= SATURATED else int(total)
 
 
 def _mul(count: int, cost: float) -> int:
@@ -195,10 +195,23 @@ class _Walk:
 def estimate(root: Node) -> CostEstimate:
     """Static (min, max) cost with every unknown size bounded by the maximum request size."""
     lo, hi, _ = _Walk().walk(root, {})
-    return CostEstimate(min(lo, _SATURATED), hi)
+    return CostEstimate(min(lo, SATURATED), hi)
 
 
 _UNKNOWN = object()  # a value the bound does not know (a function result, a missing variable)
+
+
+class _Sized:
+    """Stands for any data whose strings, lists and maps, at every depth, are at most `size` long.
+
+    A bound walked over these instead of the real values is at least the bound of any real data
+    that small: a select gives the same stand-in (a part is no longer than the whole), and a
+    comprehension costs `size` times its body on one stand-in element."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size: int):
+        self.size = size
 
 
 def _size(value: Any) -> int:
@@ -206,6 +219,8 @@ def _size(value: Any) -> int:
         return MAX_REQUEST_SIZE_BYTES
     if isinstance(value, (str, bytes, list, dict)):
         return len(value)
+    if type(value) is _Sized:
+        return value.size
     return 0
 
 
@@ -220,7 +235,7 @@ def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str,
     `_CHEAP_BODY`) is charged as count × static cost; only the others are walked per element.
     """
     walk = _Walk()
-    limit_now = [_SATURATED]  # the limit of the evaluation in progress, for early stops
+    limit_now = [SATURATED]  # the limit of the evaluation in progress, for early stops
 
     def build(node: Node, loop_vars: frozenset[str]) -> Bound:
         kind = node.kind
@@ -242,6 +257,8 @@ def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str,
                 cost_, value = operand(scope)
                 if type(value) is dict:
                     return cost_ + 1, value.get(field_name)
+                if type(value) is _Sized:
+                    return cost_ + 1, value
                 return cost_ + 1, _UNKNOWN if value is _UNKNOWN else None
             return select
         if kind in ("list", "map", "struct"):
@@ -276,8 +293,11 @@ def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str,
             count = _size(elements)
             inner_scope = dict(scope)
             inner_scope[accu_var] = _UNKNOWN
-            if cheap or elements is _UNKNOWN or not isinstance(elements, (list, dict)):
+            if cheap or elements is _UNKNOWN or not isinstance(elements, (list, dict, _Sized)):
                 total = _add(total, _mul(count, static_body))
+            elif type(elements) is _Sized:  # every element is the same stand-in: one body, count times
+                inner_scope[iter_var] = elements
+                total = _add(total, _mul(count, condition(inner_scope)[0] + step(inner_scope)[0]))
             else:
                 for element in elements:
                     inner_scope[iter_var] = element
@@ -318,3 +338,8 @@ def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str,
             raise OverLimit
         return total
     return bound
+
+
+def sized_bound(bound: Callable[[dict[str, Any], int], int], names: frozenset[str], size: int) -> int:
+    """`bound`'s value for any variables whose strings, lists and maps are at most `size` long."""
+    return bound({name: _Sized(size) for name in names}, SATURATED)

@@ -11,9 +11,10 @@ build their Environment here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
+import msgspec
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
@@ -34,12 +35,23 @@ class CostBudgetExhausted(errors.EvalError):
 
 @dataclass
 class CostBudget:
-    """A cost budget shared by the rules of one validation (RuntimeCELCostBudget upstream)."""
+    """A cost budget shared by the rules of one validation (RuntimeCELCostBudget upstream).
+
+    A charge may be a rough one (a bound from the data's size, cheap to get) with a way to
+    compute the exact bound. Rough charges are made exact, newest first, only when the budget
+    would otherwise run out, so a budget runs out exactly when the exact bounds would make it.
+    """
 
     remaining: int = cost.RUNTIME_CEL_COST_BUDGET
+    _rough: list[tuple[int, Callable[[], int]]] = field(default_factory=list)
 
-    def charge(self, amount: int) -> None:
+    def charge(self, amount: int, exact: Callable[[], int] | None = None) -> None:
         self.remaining -= amount
+        if exact is not None:
+            self._rough.append((amount, exact))
+        while self.remaining < 0 and self._rough:
+            rough, exact_of = self._rough.pop()
+            self.remaining += rough - exact_of()
         if self.remaining < 0:
             raise CostBudgetExhausted()
 
@@ -52,19 +64,43 @@ class Activation:
     read the same.
     """
 
-    __slots__ = ("env", "data", "_natives")
+    __slots__ = ("env", "data", "_parts", "_natives", "_sizes")
 
     def __init__(self, env: "Environment", data: Mapping[str, Any]):
         self.env = env
         self.data = data
+        self._parts: dict[Any, dict[str, Any]] = {}
         self._natives: dict[Any, Any] = {}
+        self._sizes: dict[Any, int] = {}
+
+    def _part(self, wanted: Reads) -> dict[str, Any]:
+        part = self._parts.get(wanted.key)
+        if part is None:
+            part = self._parts[wanted.key] = wanted.project(self.data)
+        return part
 
     def native_for(self, wanted: Reads) -> Any:
+        """The parts `wanted` reads, converted to CEL."""
         native = self._natives.get(wanted.key)
         if native is None:
-            native = self.env._env.Activation(wanted.project(self.data))
-            self._natives[wanted.key] = native
+            native = self._natives[wanted.key] = self.env._env.Activation(self._part(wanted))
         return native
+
+    def size_for(self, wanted: Reads) -> int:
+        """An upper bound on the length of every string, list and map in the parts `wanted` reads."""
+        size = self._sizes.get(wanted.key)
+        if size is None:
+            size = self._sizes[wanted.key] = data_size(self._part(wanted))
+        return size
+
+
+def _opaque(value: Any) -> None:
+    return None  # a value with no JSON form (an authorizer): the cost bound sees no size in it
+
+
+def data_size(data: Any) -> int:
+    """The length of `data` as JSON: no string, list or map inside it can be longer."""
+    return len(msgspec.json.encode(data, enc_hook=_opaque))
 
 
 class Environment:
@@ -130,7 +166,7 @@ class Environment:
 class Program:
     """A compiled expression. `cost_estimate` is its static (min, max) cost."""
 
-    __slots__ = ("env", "text", "cost_estimate", "reads", "_expression", "_root", "_bound")
+    __slots__ = ("env", "text", "cost_estimate", "reads", "_expression", "_root", "_bound", "_bound_by_size")
 
     def __init__(self, env: Environment, text: str, expression: Any):
         self.env = env
@@ -140,6 +176,8 @@ class Program:
         self.cost_estimate = cost.estimate(self._root)
         self.reads = Reads.of(self._root, frozenset(env.variables))
         self._bound = None
+        # Bounds for data no bigger than 2**k, by k: the rough charge (see `_charge`).
+        self._bound_by_size: dict[int, int] = {}
         if self.cost_estimate.max > env.per_call_limit:
             self._bound = cost.compile_bound(self._root, frozenset(env.variables))
 
@@ -149,16 +187,16 @@ class Program:
         """The result as plain Python values; raises EvalError, CostLimitExceeded or CostBudgetExhausted."""
         if isinstance(variables, Activation):
             data, native = variables.data, variables.native_for(self.reads)
+            size = variables.size_for(self.reads) if self._bound is not None else 0
         else:
             data, native = variables, None
-        charged = self.cost_estimate.max
-        if self._bound is not None:
-            try:
-                charged = self._bound(data, self.env.per_call_limit)
-            except cost.OverLimit:
-                raise errors.CostLimitExceeded() from None
+            size = data_size(self.reads.project(data)) if self._bound is not None else 0
+        if self._bound is None:
+            charged, exact = self.cost_estimate.max, None
+        else:
+            charged, exact = self._charge(data, size)
         if budget is not None:
-            budget.charge(charged)
+            budget.charge(charged, exact)
         if native is not None:
             value = self._expression.eval(native)
         else:
@@ -166,3 +204,27 @@ class Program:
         if value.type() == _ERROR:
             raise errors.eval_error(value.value())
         return value.plain_value()
+
+    def _charge(self, data: Mapping[str, Any], size: int) -> tuple[int, Callable[[], int] | None]:
+        """(cost to charge, how to get the exact bound if that charge was a rough one).
+
+        The exact bound walks the request's values (`cost.compile_bound`): several µs a rule.
+        When the bound for any data of this size (rounded up to a power of two, remembered per
+        program) is within the limit, that rough bound is charged instead, and the exact one is
+        computed only if the budget would run out (`CostBudget.charge`)."""
+        assert self._bound is not None
+        bound, limit = self._bound, self.env.per_call_limit
+        exponent = size.bit_length()
+        rough = self._bound_by_size.get(exponent)
+        if rough is None:
+            try:
+                rough = cost.sized_bound(bound, frozenset(self.env.variables), 1 << exponent)
+            except cost.OverLimit:
+                rough = cost.SATURATED
+            self._bound_by_size[exponent] = rough
+        if rough <= limit:
+            return rough, lambda: bound(dict(data), limit)
+        try:
+            return bound(data, limit), None
+        except cost.OverLimit:
+            raise errors.CostLimitExceeded() from None

@@ -2,11 +2,13 @@
 
 cel-expr-python converts a variable's whole Python value the first time an expression touches it:
 43 µs for a defaulted pod with its managedFields, when a rule that reads `object.spec.containers`
-needs 13 µs of it. `Reads.of(root, names)` walks the checked tree (`checked_ast.py`) once per
+needs a few µs of it. `Reads.of(root, names)` walks the checked tree (`checked_ast.py`) once per
 program and records, per variable, the field paths it selects (`object.spec.containers`,
 `has(object.metadata.labels)`, `object.?spec.?x`); wherever a path ends, or a variable is used
-bare, the value is kept whole below that point. `project(data)` then keeps exactly those parts.
-A projected value is indistinguishable to the program: every field it selects, tests or walks is
+bare, the value is kept whole below that point. A comprehension over such a path (`all`,
+`exists`, `map`, `filter`) keeps every element of a list, each cut to what the loop variable
+is used for; a map it walks stays whole. `project(data)` then keeps exactly those parts. A
+projected value is indistinguishable to the program: every field it selects, tests or walks is
 present as it was, and a field it selects that was missing is missing still. Used by
 `environment.Activation`, which converts one projection per distinct plan and shares it.
 """
@@ -24,7 +26,8 @@ class Reads:
     """The parts of each variable a program reads; `key` is equal for programs that read the same.
 
     `plans` maps each read variable to None (kept whole) or to a dict of the fields kept, each
-    with its own plan. Variables a program never names are left out of its activation.
+    with its own plan; under the key ELEMENTS, the plan for each element of a list.
+    Variables a program never names are left out of its activation.
     """
 
     __slots__ = ("plans", "key")
@@ -34,19 +37,11 @@ class Reads:
         self.key = _freeze(plans)
 
     @classmethod
-    def everything(cls, names: frozenset[str]) -> "Reads":
-        return cls({name: None for name in names})
-
-    @classmethod
     def of(cls, root: Node, names: frozenset[str]) -> "Reads":
         """The plan of the program whose checked tree is `root`, over the declared `names`."""
-        if _bound_names(root) & {name.split(".")[0] for name in names}:
-            # A comprehension or cel.bind variable shadows a declared one: reading the tree
-            # would need scopes; keep everything instead.
-            return cls.everything(names)
         plans: dict[str, Any] = {}
-        for variable, fields in _paths(root, names):
-            plans[variable] = _merged(plans.get(variable, {}), fields) if variable in plans else _tree(fields)
+        for variable, steps, whole in _uses(root, names, {}):
+            plans[variable] = _add(plans.get(variable, {}), steps, whole)
         # A declared name with a dot ("authorizer.requestResource") is reached through a select on
         # its first part: keep it whenever that part is read.
         for name in names:
@@ -61,18 +56,65 @@ class Reads:
         return {name: _project(data[name], plan) for name, plan in self.plans.items() if name in data}
 
 
-def _paths(node: Node, names: frozenset[str]) -> Iterator[tuple[str, list[str]]]:
+class _Elements:
+    """The key under which a plan keeps its plan for a list's elements."""
+
+    def __repr__(self) -> str:
+        return "ELEMENTS"
+
+
+ELEMENTS = _Elements()
+# What a name in scope stands for: (declared variable, steps from it) or None (not data: an
+# accumulator, or a loop over something computed).
+_Scope = dict[str, "tuple[str, list[Any]] | None"]
+_Use = tuple[str, list[Any], bool]  # (variable, steps, whole below the last step?)
+
+
+def _uses(node: Node, names: frozenset[str], scope: _Scope) -> Iterator[_Use]:
     chain = _chain(node)
     if chain is not None:
-        if chain[0] in names:
-            yield chain
+        found = _resolve(chain, names, scope)
+        if found is not None:
+            yield found[0], found[1], True
+        return
+    if node.kind == "comprehension":
+        yield from _comprehension(node, names, scope)
         return
     for child in _children(node):
-        yield from _paths(child, names)
+        yield from _uses(child, names, scope)
+
+
+def _comprehension(node: Node, names: frozenset[str], scope: _Scope) -> Iterator[_Use]:
+    assert node.iter_range is not None
+    inner: _Scope = dict(scope)
+    inner[node.accu_var] = None
+    chain = _chain(node.iter_range)
+    over = _resolve(chain, names, scope) if chain is not None else None
+    if over is not None:
+        # The loop needs the elements (at least how many there are); its variable says which parts.
+        variable, steps = over
+        yield variable, steps + [ELEMENTS], False
+        inner[node.name] = (variable, steps + [ELEMENTS])
+    else:
+        yield from _uses(node.iter_range, names, scope)
+        inner[node.name] = None
+    if node.accu_init is not None:
+        yield from _uses(node.accu_init, names, scope)
+    for part in (node.loop_condition, node.loop_step, node.result):
+        if part is not None:
+            yield from _uses(part, names, inner)
+
+
+def _resolve(chain: tuple[str, list[str]], names: frozenset[str], scope: _Scope) -> tuple[str, list[Any]] | None:
+    name, fields = chain
+    if name in scope:
+        bound = scope[name]
+        return None if bound is None else (bound[0], bound[1] + fields)
+    return (name, list(fields)) if name in names else None
 
 
 def _chain(node: Node) -> tuple[str, list[str]] | None:
-    """(variable, fields) when `node` is `variable.f1.f2…` made of selects, has() tests and `.?`."""
+    """(name, fields) when `node` is `name.f1.f2…` made of selects, has() tests and `.?`."""
     fields: list[str] = []
     while True:
         if node.kind == "select" and node.target is not None:
@@ -98,39 +140,29 @@ def _children(node: Node) -> Iterator[Node]:
             yield part
 
 
-def _bound_names(node: Node) -> set[str]:
-    found: set[str] = set()
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.kind == "comprehension":
-            found.update((current.name, current.accu_var))
-        stack.extend(_children(current))
-    return found
-
-
-def _tree(fields: list[str]) -> Any:
-    plan: Any = None
-    for name in reversed(fields):
-        plan = {name: plan}
-    return plan
-
-
-def _merged(plan: Any, fields: list[str]) -> Any:
-    """`plan` widened to also keep the value at `fields` whole."""
+def _add(plan: Any, steps: list[Any], whole: bool) -> Any:
+    """`plan` widened to keep the value at `steps` (whole, or as far as other uses need it)."""
     if plan is None:
         return None
-    if not fields:
-        return None
-    head, rest = fields[0], fields[1:]
-    plan[head] = _merged(plan[head], rest) if head in plan else _tree(rest)
+    if not steps:
+        return None if whole else plan
+    head = steps[0]
+    plan[head] = _add(plan.get(head, {}), steps[1:], whole)
     return plan
 
 
 def _project(value: Any, plan: Any) -> Any:
-    if plan is None or type(value) is not dict:
-        return value  # whole; a select on a non-map fails the same way on the whole value
-    return {name: _project(value[name], inner) for name, inner in plan.items() if name in value}
+    if plan is None:
+        return value
+    kind = type(value)
+    if kind is dict:
+        if ELEMENTS in plan:
+            return value  # a loop over a map walks its keys: all of them
+        return {name: _project(value[name], inner) for name, inner in plan.items() if name in value}
+    if kind is list:
+        inner = plan.get(ELEMENTS)
+        return value if inner is None else [_project(item, inner) for item in value]
+    return value  # a scalar, or a select on a non-map: fails the same way on the whole value
 
 
 def _freeze(plan: Any) -> Any:

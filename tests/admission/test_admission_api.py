@@ -121,6 +121,35 @@ async def test_a_mutating_policy_failure_is_a_403(api: InProcess):
     assert body["metadata"]["labels"] == {"zone": "east"}
 
 
+async def test_a_namespace_relabelled_or_deleted_is_seen_by_the_next_request(api: InProcess):
+    # NamespaceLifecycle and the namespaceSelector read namespaces through one cache.
+    await created(api, "/api/v1/namespaces", {"metadata": {"name": "tenant", "labels": {"multi-tenant": "true"}}})
+    await created(api, f"{A}/mutatingadmissionpolicies", {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": "userns"},
+        "spec": {"matchConstraints": {"resourceRules": [POD_RULE],
+                                      "namespaceSelector": {"matchLabels": {"multi-tenant": "true"}}},
+                 "reinvocationPolicy": "Never",
+                 "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                     "expression": "Object{spec: Object.spec{hostUsers: false}}"}}]}})
+    await created(api, f"{A}/mutatingadmissionpolicybindings", {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": "userns"}, "spec": {"policyName": "userns"}})
+    body = await created(api, "/api/v1/namespaces/tenant/pods", pod("a"))
+    assert body["spec"]["hostUsers"] is False
+    status, _, _ = await api.request("PATCH", "/api/v1/namespaces/tenant", data=b'{"metadata":{"labels":null}}',
+                                     headers={"Content-Type": "application/merge-patch+json"})
+    assert status == 200
+    body = await created(api, "/api/v1/namespaces/tenant/pods", pod("b"))
+    assert "hostUsers" not in body["spec"]
+    status, _, _ = await api.request("DELETE", "/api/v1/namespaces/tenant")
+    assert status == 200
+    status, body, _ = await create(api, "/api/v1/namespaces/tenant/pods", pod("c"))
+    assert status in (403, 404), body  # terminating, or already gone
+    if status == 403:
+        assert body["message"].endswith("because it is being terminated"), body
+
+
 async def test_delete_is_validated_and_refused_with_the_stored_object(api: InProcess):
     await created(api, "/api/v1/namespaces/default/configmaps",
                   {"metadata": {"name": "keep", "labels": {"protected": "true"}}})

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from admission import cel
+from admission.cel import cost, environment
 
 ENV = cel.Environment({"object": cel.DYN})
 NESTED = "object.items.all(a, object.items.all(b, object.items.all(c, a + b + c >= 0)))"
@@ -75,3 +76,35 @@ def test_rules_sharing_a_budget_stop_with_the_budget_text():
 def test_the_default_budget_is_kubernetes_runtime_budget():
     assert cel.CostBudget().remaining == cel.RUNTIME_CEL_COST_BUDGET == 10_000_000
     assert cel.PER_CALL_LIMIT == 1_000_000
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("object.items.all(x, x > 0)", {"items": [1] * 50}),
+    ("object.names.all(n, n.contains('x'))", {"names": ["ax" * 20] * 30}),
+    ("object.names.exists(n, n.matches('^a+$'))", {"names": ["a" * 40, "b"]}),
+    (NESTED, {"items": list(range(12))}),
+    ("object.m.all(k, object.m[k].size() > 0)", {"m": {str(i): "v" * i for i in range(1, 30)}}),
+    ("'app' in object.labels && object.labels['app'].startsWith('w')", {"labels": {"app": "web", "x": "y" * 300}}),
+])
+def test_the_rough_bound_from_the_data_size_never_undercuts_the_walked_bound(text: str, value: dict) -> None:
+    program = ENV.compile(text)
+    assert program._bound is not None
+    data = {"object": value}
+    exact = program._bound(data, cost.SATURATED)
+    size = environment.data_size(program.reads.project(data))
+    assert cost.sized_bound(program._bound, frozenset(ENV.variables), 1 << size.bit_length()) >= exact
+
+
+def test_rough_charges_are_made_exact_before_the_budget_is_called_exhausted() -> None:
+    program = ENV.compile("object.items.all(x, x > 0)")
+    data = {"object": {"items": [1] * 100}}
+    exact = program._bound(data, cost.SATURATED)
+    rough, _ = program._charge(data, environment.data_size(program.reads.project(data)))
+    assert rough > exact  # the cheap charge is rough here, so the budget below needs the exact one
+    budget = cel.CostBudget(remaining=exact * 10)
+    activation = ENV.activation(data)
+    for _ in range(10):
+        assert program.evaluate(activation, budget=budget) is True
+    assert budget.remaining == 0
+    with pytest.raises(cel.CostBudgetExhausted):
+        program.evaluate(activation, budget=budget)

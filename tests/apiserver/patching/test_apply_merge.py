@@ -88,6 +88,22 @@ def test_apply(applied: dict[str, Any], expected: dict[str, Any]) -> None:
     assert (LIVE, applied) == before
 
 
+@pytest.mark.parametrize(("applied", "expected"), CASES)
+def test_merged_gives_the_same_result_without_copying_and_leaves_both_inputs_alone(
+        applied: dict[str, Any], expected: dict[str, Any]) -> None:
+    before = copy.deepcopy(LIVE), copy.deepcopy(applied)
+    assert apply_merge.merged(LIVE, applied, DEPLOYMENT) == expected
+    assert (LIVE, applied) == before
+
+
+def test_merged_shares_what_the_configuration_leaves_alone() -> None:
+    result = apply_merge.merged(LIVE, {"spec": {"replicas": 3}}, DEPLOYMENT)
+    assert result["spec"]["replicas"] == 3 and LIVE["spec"]["replicas"] == 2
+    assert result is not LIVE and result["spec"] is not LIVE["spec"]
+    assert result["metadata"] is LIVE["metadata"]
+    assert result["spec"]["template"] is LIVE["spec"]["template"]
+
+
 def test_without_a_live_object_the_applied_config_is_the_result() -> None:
     applied = {"metadata": {"name": "new"}}
     result = apply_merge.apply(None, applied, DEPLOYMENT)

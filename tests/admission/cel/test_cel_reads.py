@@ -1,0 +1,82 @@
+"""Activations convert only what a program reads: the plans, and results equal to whole values."""
+
+from __future__ import annotations
+
+import pytest
+
+from admission import cel
+from admission.cel.reads import ELEMENTS
+
+ENV = cel.Environment({"object": cel.DYN, "oldObject": cel.DYN, "params": cel.DYN, "authorizer": cel.AUTHORIZER})
+
+POD = {
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "p", "labels": {"app": "web", "tier": "a"},
+                 "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
+    "spec": {"hostUsers": False, "containers": [
+        {"name": "a", "image": "nginx:1.27", "ports": [{"containerPort": 80}],
+         "resources": {"limits": {"cpu": "1"}}, "env": [{"name": "X", "value": "1"}]},
+        {"name": "b", "image": "busybox:latest", "resources": {}},
+    ]},
+    "status": {"phase": "Pending"},
+}
+
+
+@pytest.mark.parametrize(("text", "plans"), [
+    ("object.spec.containers.all(c, !c.image.endsWith(':latest'))",
+     {"object": {"spec": {"containers": {ELEMENTS: {"image": None}}}}}),
+    ("has(object.metadata.labels) && 'app' in object.metadata.labels",
+     {"object": {"metadata": {"labels": None}}}),
+    ("object.spec.containers.all(c, c.ports.all(p, p.containerPort > 0))",
+     {"object": {"spec": {"containers": {ELEMENTS: {"ports": {ELEMENTS: {"containerPort": None}}}}}}}),
+    ("object.spec.containers.exists(c, true)", {"object": {"spec": {"containers": {ELEMENTS: {}}}}}),
+    ("object.spec.containers.filter(c, c.name == 'a').size() == 1",
+     {"object": {"spec": {"containers": {ELEMENTS: None}}}}),
+    ("object.?spec.?hostUsers.orValue(true)", {"object": {"spec": {"hostUsers": None}}}),
+    ("object == oldObject", {"object": None, "oldObject": None}),
+    ("cel.bind(s, object.spec, s.containers.size() > 0)", {"object": {"spec": None}}),
+    ("object.spec.containers.all(object, object.name != '')",  # the loop variable shadows `object`
+     {"object": {"spec": {"containers": {ELEMENTS: {"name": None}}}}}),
+    ("1 + 1 == 2", {}),
+])
+def test_each_program_knows_which_parts_it_reads(text: str, plans: dict) -> None:
+    assert ENV.compile(text).reads.plans == plans
+
+
+@pytest.mark.parametrize("text", [
+    "object.spec.containers.all(c, has(c.resources) && has(c.resources.limits))",
+    "object.spec.containers.all(c, !c.image.endsWith(':latest'))",
+    "object.spec.containers.map(c, c.name)",
+    "object.spec.containers.filter(c, c.image.startsWith('nginx'))",
+    "object.spec.containers.exists_one(c, has(c.ports))",
+    "object.spec.containers.map(c, c.ports.map(p, p.containerPort))",
+    "object.metadata.labels.all(k, object.metadata.labels[k] != '')",
+    "object.metadata.labels.filter(k, k.startsWith('t'))",
+    "has(object.spec.nodeName)",
+    "object.spec.nodeName",  # no such key, from the projected value as from the whole one
+    "object.spec.containers[0].image",
+    "object.spec.containers.all(c, c.missing == 1)",
+    "object.spec.hostUsers.missing",
+    "object.?spec.?containers.orValue([]).size()",
+    "size(object.metadata)",
+    "object.spec.containers.all(object, object.name != 'x')",
+    "cel.bind(c, object.spec.containers, c.map(x, x.name))",
+])
+def test_a_projection_gives_what_the_whole_value_gives(text: str) -> None:
+    program = ENV.compile(text)
+    whole = program._expression.eval(ENV._env.Activation({"object": POD}))
+    projected = program._expression.eval(ENV.activation({"object": POD}).native_for(program.reads))
+    assert projected.type() == whole.type()
+    if whole.type() == cel.Type.ERROR:
+        assert projected.value() == whole.value()
+    else:
+        assert projected.plain_value() == whole.plain_value()
+
+
+def test_programs_reading_the_same_parts_share_one_conversion() -> None:
+    activation = ENV.activation({"object": POD})
+    first = ENV.compile("object.spec.containers.all(c, c.image != '')")
+    second = ENV.compile("object.spec.containers.exists(c, c.image == 'nginx:1.27')")
+    other = ENV.compile("object.metadata.name == 'p'")
+    assert activation.native_for(first.reads) is activation.native_for(second.reads)
+    assert activation.native_for(other.reads) is not activation.native_for(first.reads)

@@ -33,31 +33,36 @@ class CostBudgetExhausted(errors.EvalError):
         super().__init__(cost.BUDGET_EXHAUSTED_MESSAGE)
 
 
-@dataclass
 class CostBudget:
     """A cost budget shared by the rules of one validation (RuntimeCELCostBudget upstream).
 
-    A charge may be a rough one (a bound from the data's size, cheap to get) with a way to
-    compute the exact bound. Rough charges are made exact, newest first, only when the budget
-    would otherwise run out, so a budget runs out exactly when the exact bounds would make it.
+    A charge may be a rough one (a bound from the data's size, cheap to get) together with what
+    the exact bound needs. Rough charges are made exact, newest first, only when the budget would
+    otherwise run out, so a budget runs out exactly when the exact bounds would make it.
     """
 
-    remaining: int = cost.RUNTIME_CEL_COST_BUDGET
-    _rough: list[tuple[int, Callable[[], int]]] = field(default_factory=list)
+    __slots__ = ("remaining", "_rough")
 
-    def charge(self, amount: int, exact: Callable[[], int] | None = None) -> None:
+    def __init__(self, remaining: int = cost.RUNTIME_CEL_COST_BUDGET):
+        self.remaining = remaining
+        # (rough charge, the program's exact bound, the data it ran on, the per-call limit)
+        self._rough: list[tuple[int, Callable[[Mapping[str, Any], int], int], Mapping[str, Any], int]] = []
+
+    def charge(self, amount: int, exact: tuple[Callable[[Mapping[str, Any], int], int], Mapping[str, Any], int]
+               | None = None) -> None:
         self.remaining -= amount
         if exact is not None:
-            self._rough.append((amount, exact))
+            self._rough.append((amount, *exact))
         while self.remaining < 0 and self._rough:
-            rough, exact_of = self._rough.pop()
-            self.remaining += rough - exact_of()
+            rough, bound, data, limit = self._rough.pop()
+            self.remaining += rough - bound(data, limit)
         if self.remaining < 0:
             raise CostBudgetExhausted()
 
 
 class Activation:
-    """Variable values for one request, shared by every program evaluated on it.
+    """Variable values for one request, shared by every program evaluated on it. `data` is never
+    changed once the Activation exists (a rough cost charge may be made exact from it later).
 
     Each program reads parts of the values (`reads.py`); the parts are converted to CEL once
     per distinct set of parts, when a program first needs them, and reused by programs that
@@ -79,15 +84,18 @@ class Activation:
             part = self._parts[wanted.key] = wanted.project(self.data)
         return part
 
-    def native_for(self, wanted: Reads) -> Any:
-        """The parts `wanted` reads, converted to CEL."""
+    def native_for(self, reads: Reads) -> Any:
+        """The parts a program with these `reads` needs, converted to CEL: the parts every program
+        evaluated in this environment so far reads, so that one conversion serves them all."""
+        wanted = self.env.reads_covering(reads)
         native = self._natives.get(wanted.key)
         if native is None:
             native = self._natives[wanted.key] = self.env._env.Activation(self._part(wanted))
         return native
 
-    def size_for(self, wanted: Reads) -> int:
-        """An upper bound on the length of every string, list and map in the parts `wanted` reads."""
+    def size_for(self, reads: Reads) -> int:
+        """An upper bound on the length of every string, list and map in the parts `reads` name."""
+        wanted = self.env.reads_covering(reads)
         size = self._sizes.get(wanted.key)
         if size is None:
             size = self._sizes[wanted.key] = data_size(self._part(wanted))
@@ -134,6 +142,10 @@ class Environment:
             ],
         )
         self._cache: dict[str, Program | errors.CompileError] = {}
+        # The parts of the variables that the programs evaluated here so far read (see
+        # `reads_covering`), and the reads it covers.
+        self._reads = Reads({})
+        self._covered: set[Any] = set()
 
     def compile(self, text: str) -> "Program":
         """The Program for `text`, compiled at most once; raises CompileError (also cached)."""
@@ -157,6 +169,17 @@ class Environment:
         except RuntimeError as err:
             return errors.compile_error(str(err), text, rewrite.original_offset, rewrite.text)
         return Program(self, text, expression)
+
+    def reads_covering(self, reads: Reads) -> Reads:
+        """The parts read by every program evaluated here so far, `reads` included.
+
+        Several programs on one request (the rules of several policies) each read a few parts;
+        converting their union once is cheaper than converting each program's parts. The union
+        only grows, with each new kind of program, so it settles on what the live rules read."""
+        if reads.key not in self._covered:
+            self._reads = self._reads.widened(reads)
+            self._covered.add(reads.key)
+        return self._reads
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
         """Convert the variable values once, for evaluating several programs on one request."""
@@ -185,27 +208,28 @@ class Program:
         self, variables: Mapping[str, Any] | Activation, *, budget: CostBudget | None = None
     ) -> Any:
         """The result as plain Python values; raises EvalError, CostLimitExceeded or CostBudgetExhausted."""
-        if isinstance(variables, Activation):
-            data, native = variables.data, variables.native_for(self.reads)
-            size = variables.size_for(self.reads) if self._bound is not None else 0
-        else:
-            data, native = variables, None
-            size = data_size(self.reads.project(data)) if self._bound is not None else 0
+        shared = type(variables) is Activation
+        # An Activation's data never changes; a plain mapping is copied, for a rough charge
+        # made exact later.
+        data = variables.data if shared else dict(variables)  # type: ignore[union-attr]
         if self._bound is None:
-            charged, exact = self.cost_estimate.max, None
+            if budget is not None:
+                budget.charge(self.cost_estimate.max)
         else:
+            size = variables.size_for(self.reads) if shared else data_size(self.reads.project(data))  # type: ignore[union-attr]
             charged, exact = self._charge(data, size)
-        if budget is not None:
-            budget.charge(charged, exact)
-        if native is not None:
-            value = self._expression.eval(native)
+            if budget is not None:
+                budget.charge(charged, exact)
+        if shared:
+            value = self._expression.eval(variables.native_for(self.reads))  # type: ignore[union-attr]
         else:
             value = self._expression.eval(data=self.reads.project(data))
         if value.type() == _ERROR:
             raise errors.eval_error(value.value())
         return value.plain_value()
 
-    def _charge(self, data: Mapping[str, Any], size: int) -> tuple[int, Callable[[], int] | None]:
+    def _charge(self, data: Mapping[str, Any], size: int
+                ) -> tuple[int, tuple[Callable[[Mapping[str, Any], int], int], Mapping[str, Any], int] | None]:
         """(cost to charge, how to get the exact bound if that charge was a rough one).
 
         The exact bound walks the request's values (`cost.compile_bound`): several µs a rule.
@@ -223,7 +247,7 @@ class Program:
                 rough = cost.SATURATED
             self._bound_by_size[exponent] = rough
         if rough <= limit:
-            return rough, lambda: bound(dict(data), limit)
+            return rough, (bound, data, limit)
         try:
             return bound(data, limit), None
         except cost.OverLimit:

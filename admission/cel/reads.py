@@ -51,6 +51,13 @@ class Reads:
                 plans[head] = None
         return cls(plans)
 
+    def widened(self, other: "Reads") -> "Reads":
+        """What either reads: every variable of both, each kept as far as either needs it."""
+        plans = dict(self.plans)
+        for name, plan in other.plans.items():
+            plans[name] = _union(plans[name], plan) if name in plans else plan
+        return Reads(plans)
+
     def project(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """The values the program reads: read variables only, each cut to its plan."""
         return {name: _project(data[name], plan) for name, plan in self.plans.items() if name in data}
@@ -149,6 +156,15 @@ def _add(plan: Any, steps: list[Any], whole: bool) -> Any:
     head = steps[0]
     plan[head] = _add(plan.get(head, {}), steps[1:], whole)
     return plan
+
+
+def _union(first: Any, second: Any) -> Any:
+    if first is None or second is None:
+        return None
+    merged = dict(first)
+    for name, plan in second.items():
+        merged[name] = _union(merged[name], plan) if name in merged else plan
+    return merged
 
 
 def _project(value: Any, plan: Any) -> Any:

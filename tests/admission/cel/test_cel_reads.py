@@ -73,10 +73,15 @@ def test_a_projection_gives_what_the_whole_value_gives(text: str) -> None:
         assert projected.plain_value() == whole.plain_value()
 
 
-def test_programs_reading_the_same_parts_share_one_conversion() -> None:
-    activation = ENV.activation({"object": POD})
-    first = ENV.compile("object.spec.containers.all(c, c.image != '')")
-    second = ENV.compile("object.spec.containers.exists(c, c.image == 'nginx:1.27')")
-    other = ENV.compile("object.metadata.name == 'p'")
-    assert activation.native_for(first.reads) is activation.native_for(second.reads)
-    assert activation.native_for(other.reads) is not activation.native_for(first.reads)
+def test_programs_on_one_request_share_one_conversion_of_the_parts_they_read_together() -> None:
+    env = cel.Environment({"object": cel.DYN})
+    images = env.compile("object.spec.containers.all(c, c.image != '')")
+    first = env.activation({"object": POD})
+    images.evaluate(first)
+    names = env.compile("object.metadata.name == 'p'")
+    assert names.evaluate(first) is True  # reads a new part: converted again, wider
+    assert env.reads_covering(names.reads).plans == {
+        "object": {"spec": {"containers": {ELEMENTS: {"image": None}}}, "metadata": {"name": None}}}
+    second = env.activation({"object": POD})
+    assert second.native_for(images.reads) is second.native_for(names.reads)
+    assert images.evaluate(second) is True and names.evaluate(second) is True

@@ -101,8 +101,14 @@ class Shared:
         return found[1]
 
 
+_NONE_DECLARED: dict[str, CompiledExpression] = {}  # shared by invocations of policies without variables
+_NONE_ORDERED: list[str] = []
+
+
 class Invocation:
     """One evaluation context: fixed inputs plus the policy's lazily computed variables."""
+
+    __slots__ = ("shared", "matched", "data", "_declared", "_order", "_failed", "_activations", "budget")
 
     def __init__(self, shared: Shared, attrs: Attributes, matched: Matched, *, obj: dict[str, Any] | None,
                  old: dict[str, Any] | None, params: dict[str, Any] | None, namespace: dict[str, Any] | None,
@@ -115,8 +121,8 @@ class Invocation:
             "params": params, "authorizer": shared.authorizer, "authorizer.requestResource": request_resource,
             "variables": {},
         }
-        self._declared = {v.name: v.expression for v in variables}
-        self._order = [v.name for v in variables]
+        self._declared = {v.name: v.expression for v in variables} if variables else _NONE_DECLARED
+        self._order = [v.name for v in variables] if variables else _NONE_ORDERED
         self._failed: dict[str, str] = {}
         self._activations: dict[int, cel.Activation] = {}
         self.budget = cel.CostBudget()

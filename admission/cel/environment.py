@@ -11,7 +11,7 @@ build their Environment here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
 from typing import Any, Callable, Mapping
 
 import msgspec
@@ -24,6 +24,18 @@ from admission.cel.reads import Reads
 
 _ERROR = cel.Type.ERROR
 _CACHE_SIZE = 4096
+_RESULTS_KEPT = 256  # remembered results per program; past that it starts afresh
+_IMMUTABLE = (bool, int, float, str, bytes, type(None))
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a remembered result that its caller may change."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    try:
+        return msgspec.msgpack.decode(msgspec.msgpack.encode(value))
+    except (TypeError, ValueError, OverflowError):
+        return copy.deepcopy(value)
 
 
 class CostBudgetExhausted(errors.EvalError):
@@ -69,7 +81,7 @@ class Activation:
     read the same.
     """
 
-    __slots__ = ("env", "data", "_parts", "_natives", "_sizes")
+    __slots__ = ("env", "data", "_parts", "_natives", "_sizes", "_keys")
 
     def __init__(self, env: "Environment", data: Mapping[str, Any]):
         self.env = env
@@ -77,6 +89,7 @@ class Activation:
         self._parts: dict[Any, dict[str, Any]] = {}
         self._natives: dict[Any, Any] = {}
         self._sizes: dict[Any, int] = {}
+        self._keys: dict[Any, bytes | None] = {}
 
     def _part(self, wanted: Reads) -> dict[str, Any]:
         part = self._parts.get(wanted.key)
@@ -100,6 +113,20 @@ class Activation:
         if size is None:
             size = self._sizes[wanted.key] = data_size(self._part(wanted))
         return size
+
+    def memo_key(self, reads: Reads) -> bytes | None:
+        """The exact bytes of what programs with these `reads` see (MessagePack, which keeps
+        ints, floats, strings and bytes apart), or None when a value has no such form (an
+        authorizer): equal keys mean equal inputs, so a pure program gives the same result."""
+        wanted = self.env.reads_covering(reads)
+        if wanted.key in self._keys:
+            return self._keys[wanted.key]
+        try:
+            key: bytes | None = msgspec.msgpack.encode(self._part(wanted))
+        except (TypeError, ValueError, OverflowError):
+            key = None
+        self._keys[wanted.key] = key
+        return key
 
 
 def _opaque(value: Any) -> None:
@@ -189,7 +216,8 @@ class Environment:
 class Program:
     """A compiled expression. `cost_estimate` is its static (min, max) cost."""
 
-    __slots__ = ("env", "text", "cost_estimate", "reads", "_expression", "_root", "_bound", "_bound_by_size")
+    __slots__ = ("env", "text", "cost_estimate", "reads", "_expression", "_root", "_bound", "_bound_by_size",
+                 "_results")
 
     def __init__(self, env: Environment, text: str, expression: Any):
         self.env = env
@@ -201,6 +229,9 @@ class Program:
         self._bound = None
         # Bounds for data no bigger than 2**k, by k: the rough charge (see `_charge`).
         self._bound_by_size: dict[int, int] = {}
+        # Results by the exact bytes of what the program read (`Activation.memo_key`): CEL is
+        # pure, and the pods of one ReplicaSet, say, give every rule the same input.
+        self._results: dict[bytes, tuple[bool, Any]] = {}
         if self.cost_estimate.max > env.per_call_limit:
             self._bound = cost.compile_bound(self._root, frozenset(env.variables))
 
@@ -220,13 +251,29 @@ class Program:
             charged, exact = self._charge(data, size)
             if budget is not None:
                 budget.charge(charged, exact)
+        key = variables.memo_key(self.reads) if shared else None  # type: ignore[union-attr]
+        if key is not None:
+            remembered = self._results.get(key)
+            if remembered is not None:
+                failed, payload = remembered
+                if failed:
+                    raise errors.eval_error(payload)
+                return _fresh(payload)
         if shared:
             value = self._expression.eval(variables.native_for(self.reads))  # type: ignore[union-attr]
         else:
             value = self._expression.eval(data=self.reads.project(data))
-        if value.type() == _ERROR:
-            raise errors.eval_error(value.value())
-        return value.plain_value()
+        failed = value.type() == _ERROR
+        payload = value.value() if failed else value.plain_value()
+        if key is not None:
+            if len(self._results) >= _RESULTS_KEPT:
+                self._results.clear()
+            self._results[key] = (failed, payload)
+            if not failed:
+                payload = _fresh(payload)  # the caller may change it; the remembered one stays
+        if failed:
+            raise errors.eval_error(payload)
+        return payload
 
     def _charge(self, data: Mapping[str, Any], size: int
                 ) -> tuple[int, tuple[Callable[[Mapping[str, Any], int], int], Mapping[str, Any], int] | None]:

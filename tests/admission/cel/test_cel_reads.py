@@ -85,3 +85,30 @@ def test_programs_on_one_request_share_one_conversion_of_the_parts_they_read_tog
     second = env.activation({"object": POD})
     assert second.native_for(images.reads) is second.native_for(names.reads)
     assert images.evaluate(second) is True and names.evaluate(second) is True
+
+
+def test_a_result_is_remembered_by_the_exact_input_and_handed_out_as_a_private_copy() -> None:
+    env = cel.Environment({"object": cel.DYN}, object_construction=True)
+    program = env.compile("{'images': object.spec.containers.map(c, c.image)}")
+    first = program.evaluate(env.activation({"object": POD}))
+    first["images"].append("changed by the caller")
+    again = program.evaluate(env.activation({"object": POD}))
+    assert again == {"images": ["nginx:1.27", "busybox:latest"]}
+    other = {**POD, "spec": {**POD["spec"], "containers": [{"name": "a", "image": "redis"}]}}
+    assert program.evaluate(env.activation({"object": other})) == {"images": ["redis"]}
+    one_float = program.evaluate(env.activation({"object": {"spec": {"containers": [{"image": 1.0}]}}}))
+    one_int = program.evaluate(env.activation({"object": {"spec": {"containers": [{"image": 1}]}}}))
+    assert (one_float, one_int) == ({"images": [1.0]}, {"images": [1]})
+    assert type(one_float["images"][0]) is float and type(one_int["images"][0]) is int
+
+
+def test_an_error_is_remembered_too_and_opaque_inputs_are_never_remembered() -> None:
+    program = ENV.compile("object.spec.nodeName == 'x'")
+    for _ in range(2):
+        with pytest.raises(cel.EvalError, match="no such key: nodeName"):
+            program.evaluate(ENV.activation({"object": POD}))
+    env = cel.Environment({"authorizer": cel.AUTHORIZER})
+    check = env.compile("authorizer.path('/healthz').check('get').allowed()")
+    activation = env.activation({"authorizer": cel.authorizer_for("u", [])})
+    assert activation.memo_key(check.reads) is None
+    assert check.evaluate(activation) is True

@@ -157,7 +157,7 @@ def measure_rules(loops: int, rounds: int) -> list[tuple[str, str, float, float 
         activation = program.env.activation({"object": pod, "oldObject": None, "request": {}, "variables": {},
                                              "namespaceObject": None,
                                              "authorizer": cel.authorizer_for("kubernetes-admin")})
-        haru = lambda: program.evaluate(activation)  # noqa: E731 - one closure per case
+        haru = lambda: program.evaluate(activation, remember=False)  # noqa: E731 - one closure per case
         celpy_run = None
         note = ""
         if construction:

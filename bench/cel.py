@@ -106,7 +106,7 @@ POD_RULES = [rule for rule in RULES if rule.name.startswith("VAP") and not rule.
 def _haru_runner(rule: Rule) -> Callable[[], Any]:
     program = ENV.compile(rule.expression)
     activation = ENV.activation({rule.variable: rule.value})
-    return lambda: program.evaluate(activation)
+    return lambda: program.evaluate(activation, remember=False)
 
 
 def _celpy_runner(rule: Rule) -> Callable[[], Any] | None:
@@ -129,7 +129,7 @@ def _request_runners() -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]
 
     def haru_request() -> Any:
         activation = ENV.activation({"object": POD})
-        return [program.evaluate(activation) for program in programs]
+        return [program.evaluate(activation, remember=False) for program in programs]
 
     def celpy_request() -> Any:
         activation = {"object": celpy.json_to_cel(POD)}

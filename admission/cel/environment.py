@@ -236,9 +236,13 @@ class Program:
             self._bound = cost.compile_bound(self._root, frozenset(env.variables))
 
     def evaluate(
-        self, variables: Mapping[str, Any] | Activation, *, budget: CostBudget | None = None
+        self, variables: Mapping[str, Any] | Activation, *, budget: CostBudget | None = None,
+        remember: bool = True,
     ) -> Any:
-        """The result as plain Python values; raises EvalError, CostLimitExceeded or CostBudgetExhausted."""
+        """The result as plain Python values; raises EvalError, CostLimitExceeded or CostBudgetExhausted.
+
+        `remember=False` evaluates even when the result for this input is remembered (the
+        benchmarks time evaluations, not lookups)."""
         shared = type(variables) is Activation
         # An Activation's data never changes; a plain mapping is copied, for a rough charge
         # made exact later.
@@ -251,7 +255,7 @@ class Program:
             charged, exact = self._charge(data, size)
             if budget is not None:
                 budget.charge(charged, exact)
-        key = variables.memo_key(self.reads) if shared else None  # type: ignore[union-attr]
+        key = variables.memo_key(self.reads) if shared and remember else None  # type: ignore[union-attr]
         if key is not None:
             remembered = self._results.get(key)
             if remembered is not None:

@@ -22,6 +22,9 @@ Kubernetes values for activations: `quantity("40Gi")`, `authorizer_for(user, gro
 `request_resource(...)`. Cost: `Program.cost_estimate` is static (min, max); before an
 evaluation whose estimate could pass the limit, an upper bound is computed from the request's
 real sizes (see `cost.py`): Kubernetes measures actual cost, haru checks this bound.
+Activations convert only the parts of each variable that programs read (`reads.py`), and a
+program's result is remembered by the exact input it read (`evaluate(..., remember=False)`
+evaluates anyway).
 Not available: two-variable comprehensions (cel-expr-python 0.1.3 lacks them), the `format.*`
 named-format library and `image()`.
 """

@@ -7,7 +7,10 @@ comprehension its range plus (condition + step) per element, an authorizer check
 `estimate()` gives (min, max) with every unknown size bounded by the 3 MiB request limit, as
 cel-go does for unbounded schemas. `compile_bound()` builds, once per program, a function that
 re-walks with the request's real data, taking list, map and string sizes from the values a path
-reaches, and stops as soon as the limit is passed.
+reaches, and stops as soon as the limit is passed. `sized_bound()` runs that function on
+stand-ins for data whose every string, list and map is at most N long: a rough bound that
+depends on the request only through its size, so it is remembered per size (see
+`environment.Program._charge`).
 Kubernetes counts actual cost during evaluation; haru charges this upper bound instead, so a
 rule is refused only when its bound for this very request exceeds the limit. Used by
 `environment.Program`; the limits and texts below are Kubernetes'.

@@ -7,6 +7,10 @@ Programs and CompileErrors by text; `Program.evaluate()` checks the cost bound (
 when the static estimate could pass the limit, evaluates, and returns plain Python values or
 raises `errors.EvalError`. Admission policies, CRD rules and the scheduler's DRA selectors all
 build their Environment here.
+Per request, an `Activation` converts to CEL only the parts of the variables that the programs
+evaluated in its environment read (`reads.py`), once for all of them. The cost bound is first
+taken roughly from the size of those parts, and walked exactly only when the limit or the budget
+needs it. A result is remembered per program by the exact bytes of what it read.
 """
 
 from __future__ import annotations
@@ -76,9 +80,9 @@ class Activation:
     """Variable values for one request, shared by every program evaluated on it. `data` is never
     changed once the Activation exists (a rough cost charge may be made exact from it later).
 
-    Each program reads parts of the values (`reads.py`); the parts are converted to CEL once
-    per distinct set of parts, when a program first needs them, and reused by programs that
-    read the same.
+    Each program reads parts of the values (`reads.py`); the parts that the programs evaluated
+    in this environment read together are converted to CEL once, when a program first needs
+    them, and serve every program on this request.
     """
 
     __slots__ = ("env", "data", "_parts", "_natives", "_sizes", "_keys")

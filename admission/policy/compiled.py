@@ -57,6 +57,18 @@ class CompiledPolicy:
     reinvocation_policy: str = "Never"
     # Loaded from a manifest (KEP-5793): never from the API, and may match admission resources.
     static: bool = False
+    # The CEL variables any of its expressions reads (`object`, `request`, `authorizer`, …): an
+    # invocation builds only these.
+    reads: frozenset[str] = frozenset()
+
+    def expressions(self) -> list[CompiledExpression]:
+        found = [c.expression for c in self.match_conditions + self.variables + self.audit_annotations]
+        for validation in self.validations:
+            found.append(validation.expression)
+            if validation.message_expression is not None:
+                found.append(validation.message_expression)
+        found += [m.expression for m in self.mutations if m.expression is not None]
+        return found
 
     @property
     def generation(self) -> int:
@@ -103,7 +115,7 @@ def compile_validating(obj: dict[str, Any], *, static: bool = False) -> Compiled
         compiled = expressions.compile_expression((annotation.get("valueExpression") or "").strip(),
                                                   expected=expressions.STRING_OR_NULL, params=has_params)
         policy.audit_annotations.append(NamedExpression(annotation.get("key", ""), compiled))
-    return policy
+    return _with_reads(policy)
 
 
 def compile_mutating(obj: dict[str, Any], *, static: bool = False) -> CompiledPolicy:
@@ -120,4 +132,10 @@ def compile_mutating(obj: dict[str, Any], *, static: bool = False) -> CompiledPo
             compiled = expressions.compile_expression(body["expression"], expected=expected, params=has_params,
                                                       construction=True)
         policy.mutations.append(Mutation(patch_type, compiled))
+    return _with_reads(policy)
+
+
+def _with_reads(policy: CompiledPolicy) -> CompiledPolicy:
+    policy.reads = frozenset(name for compiled in policy.expressions() if compiled.program is not None
+                             for name in compiled.program.reads.plans)
     return policy

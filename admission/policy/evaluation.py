@@ -12,7 +12,7 @@ a shared Activation when nothing differs (no variables), computes the policy's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from admission import cel
 from admission.attributes import Attributes, UserInfo
@@ -71,28 +71,47 @@ def versioned(obj: dict[str, Any] | None, matched: Matched, attrs: Attributes) -
 class Shared:
     """Inputs every invocation of one request shares: converted once, reused by every policy.
 
-    It keeps no reference to the request's Attributes (it lives in `Attributes.memo`, and a cycle
-    would leave every request's garbage to the cycle collector)."""
+    Each is built when a policy first reads it. It keeps no reference to the request's
+    Attributes (it lives in `Attributes.memo`, and a cycle would leave every request's garbage
+    to the cycle collector)."""
 
     def __init__(self, user: UserInfo):
-        self.authorizer = cel.authorizer_for(user.username, list(user.groups), user.uid)
-        self._requests: dict[Matched, tuple[dict[str, Any], object]] = {}
-        # (env, matched, params, object) → (the objects the key names, Activation); kept alive by the value.
-        self._activations: dict[tuple[int, Matched, int, int], tuple[tuple[Any, ...], cel.Activation]] = {}
+        self._user = user
+        self._authorizer: object | None = None
+        self._requests: dict[Matched, dict[str, Any]] = {}
+        self._request_resources: dict[Matched, object] = {}
+        # (env, matched, params, object, variables read) → (the objects the key names, Activation);
+        # kept alive by the value.
+        self._activations: dict[tuple[Any, ...], tuple[tuple[Any, ...], cel.Activation]] = {}
 
-    def request(self, attrs: Attributes, matched: Matched) -> tuple[dict[str, Any], object]:
-        """The `request` value and `authorizer.requestResource` for one matched resource."""
+    @property
+    def authorizer(self) -> object:
+        if self._authorizer is None:
+            user = self._user
+            self._authorizer = cel.authorizer_for(user.username, list(user.groups), user.uid)
+        return self._authorizer
+
+    def request(self, attrs: Attributes, matched: Matched) -> dict[str, Any]:
+        """The `request` value for one matched resource."""
         found = self._requests.get(matched)
         if found is None:
-            found = (request_variable(attrs, matched), cel.request_resource(
-                self.authorizer, group=matched.group, resource=matched.resource, subresource=attrs.subresource,
-                namespace=attrs.namespace, name=attrs.name))
-            self._requests[matched] = found
+            found = self._requests[matched] = request_variable(attrs, matched)
         return found
 
-    def activation(self, program: cel.Program, matched: Matched, data: dict[str, Any]) -> cel.Activation:
-        """An Activation for `data`, shared by invocations with the same params and object."""
-        key = (id(program.env), matched, id(data["params"]), id(data["object"]))
+    def request_resource(self, attrs: Attributes, matched: Matched) -> object:
+        """`authorizer.requestResource` for one matched resource."""
+        found = self._request_resources.get(matched)
+        if found is None:
+            found = self._request_resources[matched] = cel.request_resource(
+                self.authorizer, group=matched.group, resource=matched.resource, subresource=attrs.subresource,
+                namespace=attrs.namespace, name=attrs.name)
+        return found
+
+    def activation(self, program: cel.Program, matched: Matched, data: dict[str, Any],
+                   reads: frozenset[str]) -> cel.Activation:
+        """An Activation for `data`, shared by invocations with the same params and object that
+        read the same variables."""
+        key = (id(program.env), matched, id(data["params"]), id(data["object"]), reads)
         found = self._activations.get(key)
         if found is None:
             wanted = {name: value for name, value in data.items() if name in program.env.variables}
@@ -108,17 +127,24 @@ _NONE_ORDERED: list[str] = []
 class Invocation:
     """One evaluation context: fixed inputs plus the policy's lazily computed variables."""
 
-    __slots__ = ("shared", "matched", "data", "_declared", "_order", "_failed", "_activations", "budget")
+    __slots__ = ("shared", "matched", "reads", "data", "_declared", "_order", "_failed", "_activations", "budget")
 
     def __init__(self, shared: Shared, attrs: Attributes, matched: Matched, *, obj: dict[str, Any] | None,
-                 old: dict[str, Any] | None, params: dict[str, Any] | None, namespace: dict[str, Any] | None,
-                 variables: list[NamedExpression]):
-        request, request_resource = shared.request(attrs, matched)
+                 old: dict[str, Any] | None, params: dict[str, Any] | None,
+                 namespace: Callable[[], dict[str, Any] | None], variables: list[NamedExpression],
+                 reads: frozenset[str]):
+        """`reads`: the variables the policy's expressions read; the others stay null."""
         self.shared = shared
         self.matched = matched
+        self.reads = reads
         self.data: dict[str, Any] = {
-            "object": obj, "oldObject": old, "request": request, "namespaceObject": namespace,
-            "params": params, "authorizer": shared.authorizer, "authorizer.requestResource": request_resource,
+            "object": obj, "oldObject": old,
+            "request": shared.request(attrs, matched) if "request" in reads else None,
+            "namespaceObject": namespace() if "namespaceObject" in reads else None,
+            "params": params,
+            "authorizer": shared.authorizer if "authorizer" in reads else None,
+            "authorizer.requestResource":
+                shared.request_resource(attrs, matched) if "authorizer.requestResource" in reads else None,
             "variables": {},
         }
         self._declared = {v.name: v.expression for v in variables} if variables else _NONE_DECLARED
@@ -129,7 +155,7 @@ class Invocation:
 
     def _activation(self, program: cel.Program) -> cel.Activation:
         if not self.data["variables"]:
-            return self.shared.activation(program, self.matched, self.data)
+            return self.shared.activation(program, self.matched, self.data, self.reads)
         env = program.env
         activation = self._activations.get(id(env))
         if activation is None:

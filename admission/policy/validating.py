@@ -44,11 +44,16 @@ class _Lookups:
     def __init__(self, attrs: Attributes, view: ClusterView):
         self.shared = Shared(attrs.user)
         self.namespace: dict[str, Any] | None = None
-        self.namespace_object: dict[str, Any] | None = None
+        self._namespace_object: dict[str, Any] | None = None
         name = attrs.namespace
         if name and not (attrs.group == "" and attrs.resource == "namespaces"):
             self.namespace = view.get("", "namespaces", "", name)
-            self.namespace_object = namespace_object(self.namespace)
+
+    def namespace_object(self) -> dict[str, Any] | None:
+        """The `namespaceObject` variable, built when a policy first reads it."""
+        if self._namespace_object is None and self.namespace is not None:
+            self._namespace_object = namespace_object(self.namespace)
+        return self._namespace_object
 
 
 class Request:
@@ -77,7 +82,8 @@ class Request:
         attrs = self.attrs
         return Invocation(self.lookups.shared, attrs, matched, obj=versioned(attrs.object, matched, attrs),
                           old=versioned(attrs.old_object, matched, attrs), params=param,
-                          namespace=self.lookups.namespace_object, variables=policy.variables)
+                          namespace=self.lookups.namespace_object, variables=policy.variables,
+                          reads=policy.reads)
 
 
 def _configuration_failure(policy: CompiledPolicy, binding: dict[str, Any] | None, why: str) -> Denial | None:

@@ -286,3 +286,27 @@ def test_policies_follow_the_store_without_recompiling_unchanged_ones():
         plugin.validate(attrs(pod()))
     view.delete(GROUP, "validatingadmissionpolicybindings", "", "b")
     plugin.validate(attrs(pod()))
+
+
+def test_request_namespace_object_and_authorizer_reach_the_policies_that_read_them():
+    # An invocation builds only the variables its policy reads: each policy here reads others.
+    view = FakeView()
+    view.namespace("team", {"tier": "gold"})
+    plugin = plugin_with(
+        view,
+        policy("ns", [{"expression": "namespaceObject.metadata.labels.tier == 'silver'",
+                       "messageExpression": "'tier of ' + namespaceObject.metadata.name"}]),
+        binding("ns-b", "ns", ["Warn"]),
+        policy("who", [{"expression": "request.userInfo.username == 'nobody'",
+                        "messageExpression": "'user ' + request.userInfo.username + ' ' + request.operation"}]),
+        binding("who-b", "who", ["Warn"]),
+        policy("authz", [{"expression": "!authorizer.requestResource.check('create').allowed()",
+                          "message": "allowed to create"}]),
+        binding("authz-b", "authz", ["Warn"]),
+        policy("plain", [{"expression": "object.metadata.name == 'other'", "message": "name"}]),
+        binding("plain-b", "plain", ["Warn"]),
+    )
+    request = attrs(pod("web", namespace="team"))
+    plugin.validate(request)
+    messages = sorted(w.split(": ", 1)[1] for w in request.warnings)
+    assert messages == ["allowed to create", "name", "tier of team", "user kubernetes-admin CREATE"]

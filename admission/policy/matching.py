@@ -156,7 +156,7 @@ def matches(criteria: dict[str, Any] | None, attrs: Attributes, namespace_labels
 
     `memo` (one dict per criteria object, kept by the caller) remembers the rule part, which
     depends only on what the request is, not on labels."""
-    request = Matched(attrs.group, attrs.version, attrs.resource, attrs.kind)
+    request = _request_of(attrs)
     if criteria is None:
         return request if is_binding else None
     if not _namespace_matches(criteria.get("namespaceSelector"), attrs, namespace_labels):
@@ -168,8 +168,7 @@ def matches(criteria: dict[str, Any] | None, attrs: Attributes, namespace_labels
         uses_names = memo.get("uses-names")
         if uses_names is None:
             uses_names = memo["uses-names"] = _uses_names(criteria)
-        key = (attrs.operation, attrs.group, attrs.version, attrs.resource, attrs.subresource, attrs.kind,
-               bool(attrs.namespace), attrs.name if uses_names else "")
+        key = (_rule_key(attrs), attrs.name if uses_names else "")
         if key in memo:
             return memo[key]  # type: ignore[no-any-return]
     result = _rules_part(criteria, attrs, view, is_binding, request)
@@ -178,6 +177,23 @@ def matches(criteria: dict[str, Any] | None, attrs: Attributes, namespace_labels
             memo.clear()
         memo[key] = result
     return result
+
+
+def _request_of(attrs: Attributes) -> Matched:
+    """The request's own resource; made once per request (every policy and binding asks)."""
+    found = attrs.memo.get("matched-request")
+    if found is None:
+        found = attrs.memo["matched-request"] = Matched(attrs.group, attrs.version, attrs.resource, attrs.kind)
+    return found  # type: ignore[no-any-return]
+
+
+def _rule_key(attrs: Attributes) -> tuple[Any, ...]:
+    """What the rule part of a match depends on (all but the name), made once per request."""
+    found = attrs.memo.get("rule-key")
+    if found is None:
+        found = attrs.memo["rule-key"] = (attrs.operation, attrs.group, attrs.version, attrs.resource,
+                                          attrs.subresource, attrs.kind, bool(attrs.namespace))
+    return found  # type: ignore[no-any-return]
 
 
 def _rules_part(criteria: dict[str, Any], attrs: Attributes, view: ClusterView | None, is_binding: bool,

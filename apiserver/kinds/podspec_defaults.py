@@ -15,6 +15,7 @@ Obj = dict[str, Any]
 
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 _VOLUME_MODE_DEFAULTS = ("secret", "configMap", "downwardAPI", "projected")
+_NAME_ONLY = frozenset({"name"})  # a volume with nothing but a name becomes an emptyDir
 
 
 def image_tag(image: str) -> str:
@@ -73,24 +74,32 @@ def _field_ref(ref: Any) -> None:
 
 
 def volume(v: Obj) -> None:
-    if all(key == "name" for key in v):
+    if v.keys() <= _NAME_ONLY:
         v["emptyDir"] = {}
     for kind in _VOLUME_MODE_DEFAULTS:
-        if isinstance(v.get(kind), dict):
-            v[kind].setdefault("defaultMode", 420)
-    if isinstance(v.get("hostPath"), dict):
-        v["hostPath"].setdefault("type", "")
-    for item in (v.get("downwardAPI") or {}).get("items") or []:
-        _field_ref(item.get("fieldRef"))
-    for source in (v.get("projected") or {}).get("sources") or []:
-        token = source.get("serviceAccountToken")
-        if isinstance(token, dict):
-            token.setdefault("expirationSeconds", 3600)
-        for item in (source.get("downwardAPI") or {}).get("items") or []:
+        source = v.get(kind)
+        if isinstance(source, dict):
+            source.setdefault("defaultMode", 420)
+    host_path = v.get("hostPath")
+    if isinstance(host_path, dict):
+        host_path.setdefault("type", "")
+    downward = v.get("downwardAPI")
+    if downward:
+        for item in downward.get("items") or []:
             _field_ref(item.get("fieldRef"))
-    claim_spec = (((v.get("ephemeral") or {}).get("volumeClaimTemplate") or {}).get("spec"))
-    if isinstance(claim_spec, dict):
-        claim_spec.setdefault("volumeMode", "Filesystem")
+    projected = v.get("projected")
+    if projected:
+        for source in projected.get("sources") or []:
+            token = source.get("serviceAccountToken")
+            if isinstance(token, dict):
+                token.setdefault("expirationSeconds", 3600)
+            for item in (source.get("downwardAPI") or {}).get("items") or []:
+                _field_ref(item.get("fieldRef"))
+    ephemeral = v.get("ephemeral")
+    if ephemeral:
+        claim_spec = (ephemeral.get("volumeClaimTemplate") or {}).get("spec")
+        if isinstance(claim_spec, dict):
+            claim_spec.setdefault("volumeMode", "Filesystem")
 
 
 def pod_spec(spec: Obj) -> None:

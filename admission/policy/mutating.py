@@ -68,14 +68,16 @@ def find_atomics(value: Any, schema: dict[str, Any] | None, view: ClusterView, p
         return []
     properties, atomic, items = _facts(schema, view, isinstance(value, list))
     found: list[str] = [path] if atomic else []
+    # Scalars set nothing atomic: only maps and lists are looked into.
     if isinstance(value, dict):
         if properties is not None:
             for key, item in value.items():
-                if key in properties:
+                if key in properties and isinstance(item, (dict, list)):
                     found += find_atomics(item, properties[key], view, f"{path}.{key}")
-    elif isinstance(value, list):
+    else:
         for index, item in enumerate(value):
-            found += find_atomics(item, items, view, f"{path}[{index}]")
+            if isinstance(item, (dict, list)):
+                found += find_atomics(item, items, view, f"{path}[{index}]")
     return found
 
 
@@ -142,6 +144,10 @@ class MutatingPolicyPlugin:
             matched = matching.matches(policy.match_constraints, attrs, request.namespace_labels, self.view,
                                        is_binding=False, memo=hook.memo(None))
             if matched is None:
+                continue
+            if hook.plain_bindings:
+                for binding in hook.bindings:
+                    self._invoke(policy, binding, None, matched, request, state, reinvoking, problems)
                 continue
             for binding, found, error in params_module.bound(hook, attrs, request.namespace_labels, self.view):
                 if error is not None:

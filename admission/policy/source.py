@@ -33,6 +33,15 @@ class Hook:
     # Rule-matching results per policy (key None) and per binding, for `matching.matches(memo=…)`.
     _memos: dict[int, dict[Any, Any]] = field(default_factory=dict)
 
+    # No paramKind, and no binding narrows the match or names params: every binding then applies
+    # wherever the policy does, once, with `params` null (the common case).
+    plain_bindings: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.plain_bindings = self.policy.param_kind is None and not any(
+            (b.get("spec") or {}).get("matchResources") is not None
+            or (b.get("spec") or {}).get("paramRef") is not None for b in self.bindings)
+
     def memo(self, binding: dict[str, Any] | None) -> dict[Any, Any]:
         return self._memos.setdefault(0 if binding is None else id(binding), {})
 

@@ -157,11 +157,15 @@ class ValidatingPolicyPlugin:
         if matched is None:
             return
         annotations: dict[str, list[str]] = {}
-        for binding, found, error in params_module.bound(hook, attrs, request.namespace_labels, self.view):
-            if error is not None:
-                self._add(denials, _configuration_failure(policy, binding, error))
-            for param in found:
-                self._evaluate(policy, binding, param, matched, request, denials, annotations)
+        if hook.plain_bindings:
+            for binding in hook.bindings:
+                self._evaluate(policy, binding, None, matched, request, denials, annotations)
+        else:
+            for binding, found, error in params_module.bound(hook, attrs, request.namespace_labels, self.view):
+                if error is not None:
+                    self._add(denials, _configuration_failure(policy, binding, error))
+                for param in found:
+                    self._evaluate(policy, binding, param, matched, request, denials, annotations)
         for key, values in annotations.items():
             attrs.audit_annotations[f"{policy.name}/{key}"] = ", ".join(values)
 

@@ -65,7 +65,8 @@ def _field_node(struct: dict[str, Any] | None, key: str) -> dict[str, Any] | Non
 
 
 def _is_atomic_map(node: dict[str, Any] | None, resolved: dict[str, Any] | None) -> bool:
-    return any(n is not None and n.get(_MAP_TYPE) == "atomic" for n in (node, resolved))
+    return (node is not None and node.get(_MAP_TYPE) == "atomic") or \
+        (resolved is not None and resolved.get(_MAP_TYPE) == "atomic")
 
 
 def _merge_object(live: dict[str, Any], applied: dict[str, Any], node: dict[str, Any] | None) -> dict[str, Any]:

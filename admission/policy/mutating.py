@@ -81,8 +81,8 @@ def find_atomics(value: Any, schema: dict[str, Any] | None, view: ClusterView, p
     return found
 
 
-# id(schema node) → (node, view, as list?, facts): schema nodes never change once loaded, and
-# every mutation of every request asks about the same few.
+# (id(schema node), looked at as a list?) → (node, view, facts): schema nodes never change once
+# loaded, and every mutation of every request asks about the same few.
 _FACTS: dict[tuple[int, bool], tuple[Any, ...]] = {}
 _FACTS_LIMIT = 50_000
 

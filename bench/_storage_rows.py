@@ -22,6 +22,7 @@ from bench._report import Row
 
 if TYPE_CHECKING:
     from bench._etcd_side import EtcdSide
+    from bench._floor_side import FloorSide
     from bench._haru_side import HaruSide
     from bench.storage import Sizes
 
@@ -47,6 +48,13 @@ def listed_items(count: int, per_namespace: int) -> Items:
     ]
 
 
+def _vs_etcd(numerator: float | None, denominator: float | None) -> str:
+    """", = N.Nx etcd" for a floor's note, or nothing without etcd (--haru-only)."""
+    if numerator is None or not denominator:
+        return ""
+    return f" = {numerator / denominator:.1f}x etcd"
+
+
 def _sides(haru: HaruSide, etcd: EtcdSide | None) -> list[Any]:
     return [haru] + ([etcd] if etcd is not None else [])
 
@@ -62,13 +70,14 @@ async def warm_up(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None) -> None:
 
 
 async def write_rows(
-    sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor_dir: Path, progress: Any
+    sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor_dir: Path, floor_side: FloorSide, progress: Any
 ) -> tuple[list[Row], list[str]]:
     """Durable writes with 1 and 64 in flight; returns the rows and every key written.
 
     The writes run in `sizes.write_rounds` slices, alternating sides (haru, etcd, haru, ...), so
     a burst of load from a neighbour on this shared machine lands on both sides alike. The 1-in-
-    flight row also notes bare LMDB's durable commit rate in `floor_dir`, the ceiling for haru.
+    flight row also notes bare LMDB's durable commit rate in `floor_dir`, the ceiling for haru;
+    the 64-in-flight row runs `floor_side` (`_floor_side.py`) as a third side, for its notes.
     """
     rows = []
     written: list[str] = []
@@ -83,13 +92,20 @@ async def write_rows(
         progress(f"{label}: {len(items):,} writes per side in {sizes.write_rounds} alternating rounds")
         parts: dict[str, list[_write_cases.WriteResult]] = {}
         per_round = -(-len(items) // sizes.write_rounds)
+        sides = _sides(haru, etcd) + ([floor_side] if in_flight == 64 else [])
         for start in range(0, len(items), per_round):
-            for side in _sides(haru, etcd):
+            for side in sides:
                 result = await _write_cases.measure_writes(side.put, items[start:start + per_round], in_flight)
                 parts.setdefault(side.name, []).append(result)
         results = {name: _write_cases.WriteResult.combine(p) for name, p in parts.items()}
         written += [key for key, _ in items]
+        floor_result = results.pop("floor", None)
         notes = [f"{name}: {result.describe()}" for name, result in results.items()]
+        if floor_result is not None:
+            notes.append(f"floor, bare py-lmdb group commit through asyncio futures (object + event-log "
+                         f"put per write, nothing else; _floor_side.py): {floor_result.ops_per_second:,.0f}/s"
+                         + _vs_etcd(floor_result.ops_per_second,
+                                    results["etcd"].ops_per_second if "etcd" in results else None))
         if in_flight == 1:
             floor = _write_cases.measure_bare_lmdb_commits(
                 str(floor_dir), [(key, msgspec.json.encode(obj)) for key, obj in items[:1000]]
@@ -123,27 +139,36 @@ async def get_row(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, written: 
     )
 
 
-async def list_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, progress: Any) -> list[Row]:
-    """The listed namespace in one read: as records, and as records with every value decoded."""
+async def list_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor: FloorSide,
+                    progress: Any) -> list[Row]:
+    """The listed namespace in one read: as records, and as records with every value decoded.
+    `floor` (which the 64-in-flight writes filled alike) is listed too, for the notes."""
     prefix = namespace_prefix(NS_LISTED)
     lists: dict[str, _read_cases.ListTiming] = {}
     progress(f"prefix list {prefix}: {sizes.list_repeats} rounds alternating sides")
     for _ in range(sizes.list_repeats):
-        for side in _sides(haru, etcd):
+        for side in _sides(haru, etcd) + [floor]:
             timing = await _read_cases.measure_list(side.list_records, prefix, sizes.list_size, 1)
             if side.name in lists:
                 lists[side.name].extend(timing)
             else:
                 lists[side.name] = timing
     n = f"{sizes.list_size // 1000}k" if sizes.list_size >= 1000 else str(sizes.list_size)
+    floor_timing = lists.pop("floor")
+    etcd_timing = lists.get("etcd")
     rows = []
     for label, attr, notes in (
         (f"prefix list {n} objects: records", "records_ms",
          ["haru: Store.list -> Record tuples; etcd: one range, protobuf-decoded by gRPC, "
           "each entry made an aetcd KeyValue"]
-         + [f"{name}: {timing.describe()}" for name, timing in lists.items()]),
+         + [f"{name}: {timing.describe()}" for name, timing in lists.items()]
+         + [f"floor, a bare py-lmdb cursor copying each value out into a (key, value) tuple "
+            f"(_floor_side.py): {floor_timing.describe()}"
+            + _vs_etcd(etcd_timing.records_ms if etcd_timing else None, floor_timing.records_ms)]),
         (f"prefix list {n}: records + JSON decode", "decoded_ms",
-         ["the same, plus msgspec.json.decode of every value, on both sides"]),
+         ["the same, plus msgspec.json.decode of every value, on both sides"]
+         + [f"floor with the same decode: {floor_timing.decoded_ms:.1f} ms"
+            + _vs_etcd(etcd_timing.decoded_ms if etcd_timing else None, floor_timing.decoded_ms)]),
     ):
         rows.append(Row(
             case=label, unit="ms", haru=getattr(lists["haru"], attr),

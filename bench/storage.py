@@ -98,7 +98,7 @@ async def run(args: argparse.Namespace) -> int:
     print(f"bench.storage ({'quick' if args.quick else 'full'} run)")
     for fact in _report.machine_facts(etcd_version):
         print(fact)
-    dirs = "haru,haru-compaction,lmdb-floor" + ("" if args.haru_only else ",etcd")
+    dirs = "haru,haru-compaction,lmdb-floor,lmdb-group-floor" + ("" if args.haru_only else ",etcd")
     print(f"data dirs: {parent}/{{{dirs}}} (one filesystem); both sides durable "
           f"(haru: fsync'ed LMDB commit per acknowledged write; etcd: default WAL fsync)")
     sys.stdout.flush()
@@ -140,12 +140,18 @@ async def run_cases(sizes: Sizes, parent: Path, haru_only: bool, etcd_binary: st
 async def _run_cases(sizes: Sizes, parent: Path, haru: Any, etcd: Any) -> list[Row]:
     from bench import _storage_rows as rows_of
 
+    from bench._floor_side import FloorSide
+
     progress("warming up both sides")
     await rows_of.warm_up(sizes, haru, etcd)
-    rows, written = await rows_of.write_rows(sizes, haru, etcd, parent / "lmdb-floor", progress)
-    rows.append(await rows_of.get_row(sizes, haru, etcd, written, progress))
-    del written
-    rows += await rows_of.list_rows(sizes, haru, etcd, progress)
+    floor = await FloorSide.open(parent / "lmdb-group-floor")
+    try:
+        rows, written = await rows_of.write_rows(sizes, haru, etcd, parent / "lmdb-floor", floor, progress)
+        rows.append(await rows_of.get_row(sizes, haru, etcd, written, progress))
+        del written
+        rows += await rows_of.list_rows(sizes, haru, etcd, floor, progress)
+    finally:
+        await floor.close()
     rows.append(await rows_of.watch_row(sizes, haru, etcd, progress))
     rows.append(await rows_of.compaction_row(sizes, parent, progress))
     return rows

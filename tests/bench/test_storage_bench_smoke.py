@@ -51,6 +51,9 @@ def test_quick_run_prints_one_row_per_case_with_a_verdict() -> None:
         assert len(rows) == 1, f"no single row for {case!r} in:\n{out}"
         verdict = rows[0].rstrip(" |").rsplit("|", 1)[1].strip()
         assert verdict in {"pass", "FAIL", "n/a (no anchor)"}, rows[0]
+    # The bare py-lmdb floor runs beside both sides and is reported in the notes.
+    assert "64 in flight: floor, bare py-lmdb group commit" in out
+    assert "records: floor, a bare py-lmdb cursor" in out
     if "--haru-only" not in args:
         # With the anchor, every ratio row has an etcd figure and a ratio.
         writes = next(line for line in table if line.startswith("| durable writes, 1 in flight"))

@@ -10,7 +10,8 @@ bare, the value is kept whole below that point. A comprehension over such a path
 is used for; a map it walks stays whole. `project(data)` then keeps exactly those parts. A
 projected value is indistinguishable to the program: every field it selects, tests or walks is
 present as it was, and a field it selects that was missing is missing still. Used by
-`environment.Activation`, which converts one projection per distinct plan and shares it.
+`environment.Activation`, which converts once per request what all the programs evaluated in
+its environment read (`Reads.widened`), and by `CompiledPolicy.reads`.
 """
 
 from __future__ import annotations

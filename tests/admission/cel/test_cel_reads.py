@@ -61,6 +61,18 @@ def test_each_program_knows_which_parts_it_reads(text: str, plans: dict) -> None
     "size(object.metadata)",
     "object.spec.containers.all(object, object.name != 'x')",
     "cel.bind(c, object.spec.containers, c.map(x, x.name))",
+    "object.spec.containers.map(c, c.ports.filter(p, p.containerPort > 0).size())",
+    "object.spec.containers.map(c, has(c.ports), c.name)",
+    "object.spec.containers.exists(c, c == object.spec.containers[1])",
+    "object.metadata.?labels[?'app'].orValue('none')",
+    "[object.spec.containers[0]].all(x, x.name != '')",
+    "object.spec.containers.all(c, c.resources.?limits.orValue({}).all(k, k != ''))",
+    "size(object.spec.containers) == 2",
+    "object.spec.containers.exists(c, c.image.matches('^nginx'))",
+    "'busybox:latest' in object.spec.containers.map(c, c.image)",
+    "type(object.spec) == map",
+    "object.spec.containers.map(c, c.env).size()",
+    "object.spec.containers.all(c, c.env.all(e, e.value == '1'))",
 ])
 def test_a_projection_gives_what_the_whole_value_gives(text: str) -> None:
     program = ENV.compile(text)

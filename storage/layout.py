@@ -199,6 +199,16 @@ def log_entry_key_and_time(raw: Buffer) -> tuple[str, float]:
 RESERVE_KEY = b"space-reserve"
 RESERVE_BYTES = 64 << 20
 RESERVE_PIECE = 1 << 20  # 256 pages: a free-list record that fits in one page
+# Overrides RESERVE_BYTES. The test suite sets it to one piece: its few hundred short-lived stores
+# would otherwise take 64 MiB of disk each (15 GB a run).
+RESERVE_ENV = "HARU_STORE_RESERVE_BYTES"
+
+
+def _reserve_bytes() -> int:
+    try:
+        return max(0, int(os.environ.get(RESERVE_ENV, RESERVE_BYTES)))
+    except ValueError:
+        return RESERVE_BYTES
 
 
 def reserve_space(env: lmdb.Environment, dbs: Databases, map_size: int) -> None:
@@ -210,9 +220,12 @@ def reserve_space(env: lmdb.Environment, dbs: Databases, map_size: int) -> None:
     keeps the pages one transaction freed as one free-list record, and a record longer than a page
     (one 64 MiB piece would list 16k page numbers) sends later commits searching the free list for
     contiguous pages (see `compaction.py`). Best effort: on a disk (or map) too small for the
-    reserve, nothing is reserved and nothing else changes.
+    reserve, nothing is reserved and nothing else changes. `HARU_STORE_RESERVE_BYTES` sets the
+    size (0: none).
     """
-    size = min(RESERVE_BYTES, map_size // 4)
+    size = min(_reserve_bytes(), map_size // 4)
+    if size < RESERVE_PIECE:
+        return
     try:
         if os.path.getsize(os.path.join(env.path(), "data.mdb")) >= size:
             return

@@ -25,6 +25,10 @@ import pytest_asyncio
 
 from tests import realclients
 
+# Each store (every server a test starts, `haru up` children included) reserves 1 MiB of disk
+# instead of 64 MiB: a run starts a few hundred of them (storage/layout.py, RESERVE_ENV).
+os.environ.setdefault("HARU_STORE_RESERVE_BYTES", str(1 << 20))
+
 ROOT = Path(__file__).resolve().parent.parent
 _SERVING = re.compile(r"haru is serving (\S+); kubeconfig: (\S+)")
 

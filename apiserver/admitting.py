@@ -24,9 +24,10 @@ from admission.attributes import Attributes, UserInfo
 from admission.plugins import priority
 from admission.policy import manifests, source as policy_source, type_checking
 from admission.view import ResourceRef, StoredObject
-from apiserver import errors, schemas
+from apiserver import errors
 from apiserver.kinds import admission_policies
 from apiserver.patching import PatchError, apply_merge, json_patch
+from apiserver.ssa import shapes
 from storage import errors as storage_errors
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class Patching:
     algorithms of `apiserver/patching`, with their errors as admission's PatchFailed."""
 
     def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
-        return schemas.resolve(node)
+        return shapes.resolve(node) or node  # shapes keeps each `$ref` it has followed
 
     def apply(self, live: dict[str, Any], config: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
         try:

@@ -194,21 +194,22 @@ def collect(ep: Endpoint, sel: Selection, *, decode: bool = False) -> Page:
 def _collect_sharded(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     """A whole shard at the current state, reading only its members' values (one snapshot).
 
-    The shard filter decides from each key's hash memo (filled as writes happen), so a quarter
-    shard copies a quarter of the bytes a full scan would. Pages and older revisions take the
-    store path.
+    The members come from the label index's uid hashes when it can say (`shard_plan`); otherwise
+    the shard filter decides from each key's hash memo, copying a value only to hash a write it has
+    not seen. Pages and older revisions take the store path.
     """
-    if sel.shard is None or sel.limit or sel.revision is not None or sel.continue_token:
+    if not _whole_current_shard(sel):
         return None
     plan = shard_plan(ep, sel)
-    if plan is not None:  # the index knows every key's uid hash: read only the members
+    if plan is not None:
         return shard_page(ep, sel, plan.members, plan.revision, decode=decode)
+    assert sel.shard is not None
     result = ep.server.store.list_where(ep.prefix(), sel.shard.keep)
-    records: list[Record] = []
-    objects: list[dict[str, Any]] = []
-    unsharded = dataclasses.replace(sel, shard=None)  # membership is already decided
-    _take(unsharded, result.records, records, objects if (decode or sel.needs_objects) else None)
-    return Page(records, objects if (decode or sel.needs_objects) else None, result.revision, None, None)
+    return _members_page(sel, result.records, result.revision, decode)
+
+
+def _whole_current_shard(sel: Selection) -> bool:
+    return sel.shard is not None and not sel.limit and sel.revision is None and not sel.continue_token
 
 
 @dataclass(frozen=True)
@@ -221,8 +222,9 @@ def shard_plan(ep: Endpoint, sel: Selection) -> ShardPlan | None:
     """The keys of a whole uid shard at the current revision, from the label index's uid hashes,
     or None when the index cannot say (not caught up, a namespace shard, a page, an old revision).
     The values can then be read in steps (`shard_page`), all at that revision."""
-    if sel.shard is None or sel.limit or sel.revision is not None or sel.continue_token:
+    if not _whole_current_shard(sel):
         return None
+    assert sel.shard is not None
     index = ep.server.label_index
     if index is None or sel.shard.selector.field != sharding.UID:
         return None
@@ -237,10 +239,15 @@ def shard_page(ep: Endpoint, sel: Selection, keys: list[str], revision: int, *, 
         found = ep.server.store.get_many_at(keys, ep.prefix(), revision)
     except storage_errors.Expired:
         raise errors.expired("The resourceVersion for the provided list is too old.") from None
+    return _members_page(sel, found, revision, decode)
+
+
+def _members_page(sel: Selection, members: list[Record], revision: int, decode: bool) -> Page:
+    """A shard's members (membership already decided) through the selection's other filters."""
     records: list[Record] = []
     objects: list[dict[str, Any]] = []
     want_objects = decode or sel.needs_objects
-    _take(dataclasses.replace(sel, shard=None), found, records, objects if want_objects else None)
+    _take(dataclasses.replace(sel, shard=None), members, records, objects if want_objects else None)
     return Page(records, objects if want_objects else None, revision, None, None)
 
 

@@ -66,7 +66,7 @@ def check_namespace(ep: Endpoint, obj: dict[str, Any]) -> None:
     meta["namespace"] = url_ns or body_ns
 
 
-def namespace_lifecycle(ep: Endpoint, name: str) -> None:
+def _namespace_lifecycle(ep: Endpoint, name: str) -> None:
     """Creating in a namespace needs it to exist and not be terminating (the NamespaceLifecycle plugin)."""
     if not ep.resource.namespaced:
         return
@@ -116,7 +116,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     managed_fields.on_create(obj, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              operation=operation, track_status=_tracks_status(ep))
     recorded = meta.get("managedFields")
-    namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
+    _namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
     attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
     _admit(ep, attrs, obj, strategy)

@@ -14,7 +14,6 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 
 from bench import _compaction_case, _read_cases, _watch_case, _write_cases
 from bench._pod import namespace_prefix, pod_key, pod_object
@@ -70,14 +69,13 @@ async def warm_up(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None) -> None:
 
 
 async def write_rows(
-    sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor_dir: Path, floor_side: FloorSide, progress: Any
+    sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor: FloorSide, progress: Any
 ) -> tuple[list[Row], list[str]]:
     """Durable writes with 1 and 64 in flight; returns the rows and every key written.
 
-    The writes run in `sizes.write_rounds` slices, alternating sides (haru, etcd, haru, ...), so
-    a burst of load from a neighbour on this shared machine lands on both sides alike. The 1-in-
-    flight row also notes bare LMDB's durable commit rate in `floor_dir`, the ceiling for haru;
-    the 64-in-flight row runs `floor_side` (`_floor_side.py`) as a third side, for its notes.
+    The writes run in `sizes.write_rounds` slices, alternating sides (haru, etcd, floor, haru, ...),
+    so a burst of load from a neighbour on this shared machine lands on every side alike. `floor`
+    (`_floor_side.py`), the least a store like haru can do, is reported in the notes only.
     """
     rows = []
     written: list[str] = []
@@ -92,26 +90,19 @@ async def write_rows(
         progress(f"{label}: {len(items):,} writes per side in {sizes.write_rounds} alternating rounds")
         parts: dict[str, list[_write_cases.WriteResult]] = {}
         per_round = -(-len(items) // sizes.write_rounds)
-        sides = _sides(haru, etcd) + ([floor_side] if in_flight == 64 else [])
         for start in range(0, len(items), per_round):
-            for side in sides:
+            for side in _sides(haru, etcd) + [floor]:
                 result = await _write_cases.measure_writes(side.put, items[start:start + per_round], in_flight)
                 parts.setdefault(side.name, []).append(result)
         results = {name: _write_cases.WriteResult.combine(p) for name, p in parts.items()}
         written += [key for key, _ in items]
-        floor_result = results.pop("floor", None)
+        floor_result = results.pop(floor.name)
         notes = [f"{name}: {result.describe()}" for name, result in results.items()]
-        if floor_result is not None:
-            notes.append(f"floor, bare py-lmdb group commit through asyncio futures (object + event-log "
-                         f"put per write, nothing else; _floor_side.py): {floor_result.ops_per_second:,.0f}/s"
-                         + _vs_etcd(floor_result.ops_per_second,
-                                    results["etcd"].ops_per_second if "etcd" in results else None))
-        if in_flight == 1:
-            floor = _write_cases.measure_bare_lmdb_commits(
-                str(floor_dir), [(key, msgspec.json.encode(obj)) for key, obj in items[:1000]]
-            )
-            notes.append(f"floor, bare py-lmdb put + sync commit per write on the same disk: "
-                         f"{floor.ops_per_second:,.0f}/s ({floor.describe()})")
+        notes.append(f"floor, bare py-lmdb group commit through asyncio futures (object + event-log put per "
+                     f"write, nothing else; _floor_side.py): {floor_result.ops_per_second:,.0f}/s"
+                     + _vs_etcd(floor_result.ops_per_second,
+                                results["etcd"].ops_per_second if "etcd" in results else None)
+                     + f" ({floor_result.describe()})")
         rows.append(Row(
             case=label, unit="ops/s", haru=results["haru"].ops_per_second,
             etcd=results["etcd"].ops_per_second if "etcd" in results else None,
@@ -154,7 +145,7 @@ async def list_rows(sizes: Sizes, haru: HaruSide, etcd: EtcdSide | None, floor: 
             else:
                 lists[side.name] = timing
     n = f"{sizes.list_size // 1000}k" if sizes.list_size >= 1000 else str(sizes.list_size)
-    floor_timing = lists.pop("floor")
+    floor_timing = lists.pop(floor.name)
     etcd_timing = lists.get("etcd")
     rows = []
     for label, attr, notes in (

@@ -54,27 +54,3 @@ async def measure_writes(put: Put, items: Iterable[tuple[str, dict[str, Any]]], 
     await asyncio.gather(*(worker() for _ in range(in_flight)))
     seconds = time.perf_counter() - start
     return WriteResult(len(latencies) / seconds, len(latencies), seconds, latencies)
-
-
-def measure_bare_lmdb_commits(path: str, values: list[tuple[str, bytes]]) -> WriteResult:
-    """The durable floor under haru: one py-lmdb put per sync=True transaction, nothing else.
-
-    No revision, no event log, no thread hand-off: the fsync cost of an LMDB commit on this disk,
-    which caps what the store can reach with one write in flight.
-    """
-    import lmdb
-
-    env = lmdb.open(path, map_size=1 << 30, sync=True, metasync=True)
-    latencies = []
-    perf = time.perf_counter
-    try:
-        start = perf()
-        for key, value in values:
-            started = perf()
-            with env.begin(write=True) as txn:
-                txn.put(key.encode(), value)
-            latencies.append(perf() - started)
-        seconds = perf() - start
-    finally:
-        env.close()
-    return WriteResult(len(latencies) / seconds, len(latencies), seconds, latencies)

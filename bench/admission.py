@@ -27,7 +27,7 @@ import aiohttp
 
 from admission import cel
 from admission.policy import expressions
-from bench import _http_cases, _load
+from bench import _http_cases
 from bench._api_seed import running_pod
 from bench._server_process import ServerProcess
 

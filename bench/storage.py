@@ -98,7 +98,7 @@ async def run(args: argparse.Namespace) -> int:
     print(f"bench.storage ({'quick' if args.quick else 'full'} run)")
     for fact in _report.machine_facts(etcd_version):
         print(fact)
-    dirs = "haru,haru-compaction,lmdb-floor,lmdb-group-floor" + ("" if args.haru_only else ",etcd")
+    dirs = "haru,haru-compaction,lmdb-floor" + ("" if args.haru_only else ",etcd")
     print(f"data dirs: {parent}/{{{dirs}}} (one filesystem); both sides durable "
           f"(haru: fsync'ed LMDB commit per acknowledged write; etcd: default WAL fsync)")
     sys.stdout.flush()
@@ -144,9 +144,9 @@ async def _run_cases(sizes: Sizes, parent: Path, haru: Any, etcd: Any) -> list[R
 
     progress("warming up both sides")
     await rows_of.warm_up(sizes, haru, etcd)
-    floor = await FloorSide.open(parent / "lmdb-group-floor")
+    floor = await FloorSide.open(parent / "lmdb-floor")
     try:
-        rows, written = await rows_of.write_rows(sizes, haru, etcd, parent / "lmdb-floor", floor, progress)
+        rows, written = await rows_of.write_rows(sizes, haru, etcd, floor, progress)
         rows.append(await rows_of.get_row(sizes, haru, etcd, written, progress))
         del written
         rows += await rows_of.list_rows(sizes, haru, etcd, floor, progress)

@@ -35,18 +35,6 @@ def get(env: lmdb.Environment, dbs: layout.Databases, key: str) -> Record | None
     return None if raw is None else layout.unpack_object(key, raw)
 
 
-def get_many(env: lmdb.Environment, dbs: layout.Databases, keys: list[str]) -> tuple[int, list[Record]]:
-    """The records of `keys` that exist, in the order given, and the revision: one snapshot."""
-    records: list[Record] = []
-    with env.begin(db=dbs.objects) as txn:
-        at = layout.read_meta(txn, dbs, layout.META_REVISION)
-        for key in keys:
-            raw = txn.get(layout.encode_key(key), db=dbs.objects)
-            if raw is not None:
-                records.append(layout.unpack_object(key, raw))
-    return at, records
-
-
 def get_many_at(env: lmdb.Environment, dbs: layout.Databases, keys: list[str], prefix: str,
                 at: int) -> list[Record]:
     """The records of `keys` (all under `prefix`) as they were at revision `at`, in the order given.

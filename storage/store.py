@@ -14,7 +14,7 @@ import asyncio
 import inspect
 import os
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import lmdb
@@ -22,7 +22,7 @@ import msgspec
 
 from storage import errors, layout, listing, log_reader, writes
 from storage.group_commit import GroupCommitter
-from storage.records import Event, ListResult, Record
+from storage.records import ListResult, Record
 from storage.retention import Retention, enforce
 from storage.watch_hub import WatchHub, Watcher
 from storage.writer import Writer
@@ -172,11 +172,6 @@ class Store:
         """Keys under `prefix` in key order, as of `revision` (None: now); see `storage/listing.py`."""
         self._check_open()
         return listing.list_prefix(self._env, self._dbs, prefix, revision, limit, continue_token)
-
-    def get_many(self, keys: list[str]) -> tuple[int, list[Record]]:
-        """(revision, the records of `keys` that exist, in order), read in one snapshot."""
-        self._check_open()
-        return listing.get_many(self._env, self._dbs, keys)
 
     def get_many_at(self, keys: list[str], prefix: str, revision: int) -> list[Record]:
         """The records of `keys` (under `prefix`) as they were at `revision`, in order; Expired

@@ -61,42 +61,21 @@ class _ReinvokeState:
 
 
 def find_atomics(value: Any, schema: dict[str, Any] | None, view: ClusterView, path: str = "") -> list[str]:
-    """Paths in an apply configuration that set atomic lists, maps or structs (upstream's validatePatch)."""
+    """Paths in an apply configuration that set atomic lists, maps or structs (upstream's validatePatch).
+    Scalars set nothing atomic: only maps and lists are looked into."""
     if schema is None:
         return []
-    if not isinstance(value, (dict, list)):
-        return []
-    properties, atomic, items = _facts(schema, view, isinstance(value, list))
-    found: list[str] = [path] if atomic else []
-    # Scalars set nothing atomic: only maps and lists are looked into.
+    node = view.resolve(schema)
+    found: list[str] = []
     if isinstance(value, dict):
-        if properties is not None:
+        properties = node.get("properties")
+        if node.get("x-kubernetes-map-type") == "atomic" or schema.get("x-kubernetes-map-type") == "atomic":
+            found.append(path)
+        if isinstance(properties, dict):
             for key, item in value.items():
                 if key in properties and isinstance(item, (dict, list)):
                     found += find_atomics(item, properties[key], view, f"{path}.{key}")
-    else:
-        for index, item in enumerate(value):
-            if isinstance(item, (dict, list)):
-                found += find_atomics(item, items, view, f"{path}[{index}]")
-    return found
-
-
-# (id(schema node), looked at as a list?) → (node, view, facts): schema nodes never change once
-# loaded, and every mutation of every request asks about the same few.
-_FACTS: dict[tuple[int, bool], tuple[Any, ...]] = {}
-_FACTS_LIMIT = 50_000
-
-
-def _facts(schema: dict[str, Any], view: ClusterView, as_list: bool
-           ) -> tuple[dict[str, Any] | None, bool, dict[str, Any] | None]:
-    """(properties, whether setting this node is setting something atomic, list item schema)."""
-    hit = _FACTS.get((id(schema), as_list))
-    if hit is not None and hit[0] is schema and hit[1] is view:
-        return hit[2]  # type: ignore[no-any-return]
-    node = view.resolve(schema)
-    properties = node.get("properties")
-    items = node.get("items")
-    if as_list:
+    elif isinstance(value, list):
         list_type = node.get("x-kubernetes-list-type") or schema.get("x-kubernetes-list-type")
         if list_type is None:
             # kube-openapi: a list with a merge strategy is a map (merge key) or a set; otherwise atomic.
@@ -104,15 +83,13 @@ def _facts(schema: dict[str, Any], view: ClusterView, as_list: bool
             list_type = "map" if "merge" in strategy and (node.get("x-kubernetes-patch-merge-key")
                                                           or schema.get("x-kubernetes-patch-merge-key")) \
                 else ("set" if "merge" in strategy else "atomic")
-        atomic = list_type == "atomic"
-    else:
-        atomic = node.get("x-kubernetes-map-type") == "atomic" or schema.get("x-kubernetes-map-type") == "atomic"
-    facts = (properties if isinstance(properties, dict) else None, atomic,
-             items if isinstance(items, dict) else None)
-    if len(_FACTS) >= _FACTS_LIMIT:
-        _FACTS.clear()
-    _FACTS[(id(schema), as_list)] = (schema, view, facts)
-    return facts
+        if list_type == "atomic":
+            found.append(path)
+        items = node.get("items")
+        for index, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                found += find_atomics(item, items if isinstance(items, dict) else None, view, f"{path}[{index}]")
+    return found
 
 
 class MutatingPolicyPlugin:

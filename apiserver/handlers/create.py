@@ -1,8 +1,9 @@
 """POST to a collection: admit the object, store it, answer 201 with what was stored.
 
 Order (kube's rest.BeforeCreate + admission): decode → `writing.prepare_create` (namespace
-lifecycle, admission, strategy, managedFields) → store.create (or nothing, for dryRun=All). Names from `generateName` are retried on a
-collision, as 1.36 does. Called by `app.py` for verb `create` on a stored resource.
+lifecycle, admission, strategy, managedFields) → store.create (or nothing, for dryRun=All).
+Names from `generateName` are retried on a collision, as 1.36 does. Called by `app.py` for verb
+`create` on a stored resource.
 """
 
 from __future__ import annotations

@@ -106,7 +106,6 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
             outcome.warnings = writing.prepare_create(ep, obj, query, agent, operation=operation)
             if owners:  # prepare_create drops what a client sent; these are the apply's own
                 obj["metadata"]["managedFields"] = owners
-            writing.namespace_lifecycle(ep, name)
             outcome.created = True
         else:
             current = crd_output.stored_object(ep, current)  # custom resources: patch the requested version

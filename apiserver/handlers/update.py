@@ -69,7 +69,6 @@ async def replace(ep: Endpoint, request: web.Request, new: dict[str, Any], *, st
             if not allow_create:
                 raise ep.not_found(name)
             outcome.warnings = writing.prepare_create(ep, candidate, request.query, agent)
-            writing.namespace_lifecycle(ep, name)
             outcome.created = True
         else:
             if expected is not None and str(expected) != current["metadata"].get("resourceVersion"):

@@ -43,7 +43,6 @@ class DaemonSetStrategy(pod_template.TemplateOwnerStrategy):
             new["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = str(generation)
 
     def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
-        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj)
         selector = spec.get("selector")
@@ -67,5 +66,5 @@ class DaemonSetStrategy(pod_template.TemplateOwnerStrategy):
         return causes + pod_template.nonnegative_fields(spec, "revisionHistoryLimit")
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes = super().validate_update(new, old)
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})

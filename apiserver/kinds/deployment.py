@@ -73,7 +73,6 @@ class DeploymentStrategy(pod_template.TemplateOwnerStrategy):
             new["metadata"]["generation"] = old_meta.get("generation", 1) + 1
 
     def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
-        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj) + pod_template.nonnegative_fields(spec, "replicas")
         causes += pod_template.selector_and_template(spec, "deployment", old_spec=(old or {}).get("spec"))
@@ -94,5 +93,5 @@ class DeploymentStrategy(pod_template.TemplateOwnerStrategy):
         return causes
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes = super().validate_update(new, old)
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})

@@ -38,6 +38,14 @@ class TemplateOwnerStrategy(DefaultingStrategy):
             obj = obj.get(key) if isinstance(obj, dict) else None
         return obj
 
+    def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
+        """The generic rules; kinds add theirs. `old` is the stored object on an update: what its
+        template already holds (gitRepo volumes) ratchets."""
+        return super().validate(obj)
+
+    def validate_update(self, new: Obj, old: Obj) -> Causes:
+        return self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+
     def warnings(self, obj: Obj, old: Obj | None = None) -> list[str]:
         if old is not None and (obj.get("metadata") or {}).get("generation") == \
                 (old.get("metadata") or {}).get("generation", 1):

@@ -9,7 +9,6 @@ the stored template); Warnings come from `pod_template.TemplateOwnerStrategy`.
 
 from __future__ import annotations
 
-from apiserver import validation as v
 from apiserver.kinds import pod_template, podspec_validation
 from apiserver.strategy import Causes, Obj
 
@@ -25,9 +24,6 @@ class PodTemplateStrategy(pod_template.TemplateOwnerStrategy):
         pod_template.default(obj.get("template"))
 
     def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
-        """ValidatePodTemplate; `old` is the stored object on an update (its gitRepo volumes ratchet)."""
+        """ValidatePodTemplate."""
         causes = super().validate(obj)
         return causes + podspec_validation.template(obj.get("template"), "template", (old or {}).get("template"))
-
-    def validate_update(self, new: Obj, old: Obj) -> Causes:
-        return self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})

@@ -5,7 +5,6 @@ Upstream reuses the Deployment's "empty selector is invalid for deployment" text
 
 from __future__ import annotations
 
-from apiserver import validation as v
 from apiserver.kinds import pod_template
 from apiserver.strategy import Causes, Obj
 
@@ -18,12 +17,11 @@ class ReplicaSetStrategy(pod_template.TemplateOwnerStrategy):
         pod_template.default(spec.get("template"))
 
     def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
-        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj) + pod_template.nonnegative_fields(spec, "replicas", "minReadySeconds")
         causes += pod_template.selector_and_template(spec, "deployment", old_spec=(old or {}).get("spec"))
         return causes + pod_template.always_restarts(spec) + pod_template.no_deadline(spec, "ReplicaSet")
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes = super().validate_update(new, old)
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})

@@ -44,7 +44,6 @@ class StatefulSetStrategy(pod_template.TemplateOwnerStrategy):
         pod_template.default(spec.get("template"))
 
     def validate(self, obj: Obj, old: Obj | None = None) -> Causes:
-        """`old` is the stored object on an update (its template's gitRepo volumes ratchet)."""
         spec = obj.get("spec") or {}
         causes = super().validate(obj)
         policy = spec.get("podManagementPolicy") or ""
@@ -78,7 +77,7 @@ class StatefulSetStrategy(pod_template.TemplateOwnerStrategy):
         return causes
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = self.validate(new, old) + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes = super().validate_update(new, old)
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         rest = {k: val for k, val in spec.items() if k not in UPDATABLE}
         old_rest = {k: val for k, val in old_spec.items() if k not in UPDATABLE}

@@ -19,13 +19,12 @@ from typing import Any
 
 import msgspec
 
-from apiserver import schemas
+from apiserver.ssa import shapes
 
 _LIST_TYPE = "x-kubernetes-list-type"
 _MAP_KEYS = "x-kubernetes-list-map-keys"
 _MERGE_KEY = "x-kubernetes-patch-merge-key"
 _PATCH_STRATEGY = "x-kubernetes-patch-strategy"
-_MAP_TYPE = "x-kubernetes-map-type"
 
 
 def apply(live: dict[str, Any] | None, applied: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -49,10 +48,6 @@ def _copy(value: Any) -> Any:
     return msgspec.json.decode(msgspec.json.encode(value))
 
 
-def _resolve(node: dict[str, Any] | None) -> dict[str, Any] | None:
-    return schemas.resolve(node) if node else None
-
-
 def _field_node(struct: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
     """The schema of `key` inside an object's schema: a property, or a map's element type."""
     if struct is None:
@@ -64,14 +59,9 @@ def _field_node(struct: dict[str, Any] | None, key: str) -> dict[str, Any] | Non
     return values if isinstance(values, dict) else None
 
 
-def _is_atomic_map(node: dict[str, Any] | None, resolved: dict[str, Any] | None) -> bool:
-    return (node is not None and node.get(_MAP_TYPE) == "atomic") or \
-        (resolved is not None and resolved.get(_MAP_TYPE) == "atomic")
-
-
 def _merge_object(live: dict[str, Any], applied: dict[str, Any], node: dict[str, Any] | None) -> dict[str, Any]:
     """A new map: `live` with `applied` merged in (copied level by level; `live` stays as it was)."""
-    struct = _resolve(node)
+    struct = shapes.resolve(node)
     live = dict(live)
     for key, value in applied.items():
         if value is None:
@@ -79,7 +69,7 @@ def _merge_object(live: dict[str, Any], applied: dict[str, Any], node: dict[str,
             continue
         current = live.get(key)
         field = _field_node(struct, key)
-        if isinstance(value, dict) and isinstance(current, dict) and not _is_atomic_map(field, _resolve(field)):
+        if isinstance(value, dict) and isinstance(current, dict) and not shapes.map_is_atomic(field):
             live[key] = _merge_object(current, value, field)
         elif isinstance(value, list) and isinstance(current, list):
             live[key] = _merge_list(current, value, field)

@@ -194,15 +194,6 @@ async def test_list_where_keeps_what_the_filter_accepts_in_one_snapshot(store: S
     assert result.revision == store.revision and result.continue_token is None
 
 
-async def test_get_many_reads_the_existing_keys_in_order_in_one_snapshot(store: Store) -> None:
-    for name in ("a", "b", "c"):
-        await store.create(pod_key(name), pod(name))
-    revision, records = store.get_many([pod_key("c"), pod_key("missing"), pod_key("a")])
-    assert revision == store.revision
-    assert [r.key for r in records] == [pod_key("c"), pod_key("a")]
-    assert records[0] == store.get(pod_key("c"))
-
-
 async def test_get_many_at_reads_the_keys_as_they_were_at_an_older_revision(store: Store) -> None:
     for name in ("a", "b", "c"):
         await store.create(pod_key(name), pod(name))

@@ -173,7 +173,7 @@ async def _resource(request: web.Request, info: requestinfo.RequestInfo) -> web.
     if not info.resource:
         raise errors.route_not_found()
     ep = endpoint_for(server, info)
-    ep.user = request[USER_KEY]
+    ep.user = ep.strategy.requester = request[USER_KEY]
     if info.subresource:
         return await _subresource(ep, request, info)
     resource = ep.resource

@@ -14,7 +14,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
-from apiserver import errors
+from apiserver import errors, json_syntax
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default limit for request bodies
 
@@ -59,43 +59,101 @@ def decode_json(body: bytes) -> Any:
     try:
         return msgspec.json.decode(body)
     except msgspec.DecodeError as exc:
-        raise errors.bad_request(f"json parse error: {exc}") from None
+        raise errors.bad_request(f"json parse error: {json_syntax.error_of(body) or exc}") from None
 
 
 def decode_yaml(body: bytes) -> Any:
     try:
         return yaml.load(body, Loader=_yaml_loader)
     except yaml.YAMLError as exc:
-        raise errors.bad_request(f"yaml: {str(exc).splitlines()[0]}") from None
+        raise errors.bad_request(_yaml_error(exc)) from None
 
 
-async def read_object(request: web.Request) -> dict[str, Any]:
-    """The body of a create/update/delete as a dict, whatever media type it came in."""
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """go-yaml's shape, `yaml: line N: problem`, from PyYAML's (0-based) problem mark."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    problem = _YAML_PROBLEMS.get(problem, problem)
+    return f"yaml: line {mark.line + 1}: {problem}" if mark is not None else f"yaml: {problem}"
+
+
+# PyYAML and go-yaml (both from libyaml) word a few problems differently.
+_YAML_PROBLEMS = {
+    "mapping values are not allowed here": "mapping values are not allowed in this context",
+}
+# What Go prints for the struct kube's SimpleMetaFactory unmarshals a body into to find its kind.
+_KIND_STRUCT = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+_GO_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "bool"}
+
+
+async def read_object(request: web.Request, into: str = "") -> dict[str, Any]:
+    """The body of a create/update/delete as a dict, whatever media type it came in.
+
+    `into` is the kind the endpoint expects: with it, an undecodable body gets kube's
+    "the object provided is unrecognized (must be of type <into>)" BadRequest."""
     kind = media_type(request)
     if kind not in OBJECT_TYPES:
         raise errors.unsupported_media_type(kind, (JSON, YAML, PROTOBUF))
     body = await read(request)
-    return decode_object(kind, body)
+    return decode_object(kind, body, into)
 
 
-def decode_object(kind: str, body: bytes) -> dict[str, Any]:
+def decode_object(kind: str, body: bytes, into: str = "") -> dict[str, Any]:
+    try:
+        return _decode_object(kind, body)
+    except _Undecodable as exc:
+        if into:
+            # upstream's transformDecodeError: no kind could be read from the body
+            raise errors.bad_request(f"the object provided is unrecognized (must be of type {into}): "
+                                     f"{exc} ({summarize(body)})") from None
+        raise errors.bad_request(str(exc)) from None
+
+
+class _Undecodable(Exception):
+    """A body no kind could be read from; the text is the decoder's own error."""
+
+
+def _decode_object(kind: str, body: bytes) -> dict[str, Any]:
     if kind == PROTOBUF:
         from apiserver import protobuf
 
+        if not body:
+            raise _Undecodable("empty data")
+        if not body.startswith(protobuf.MAGIC):
+            prefix = " ".join(str(b) for b in protobuf.MAGIC)
+            raise _Undecodable(f"provided data does not appear to be a protobuf message, expected prefix [{prefix}]")
+        if body == protobuf.MAGIC:
+            raise _Undecodable("empty body")
         try:
             obj = protobuf.decode(body)
         except protobuf.DecodeError as exc:
-            raise errors.bad_request(f"failed to decode protobuf body: {exc}") from None
+            raise _Undecodable(f"failed to decode protobuf body: {exc}") from None
     elif kind == YAML:
-        obj = decode_yaml(body)
+        try:
+            obj = yaml.load(body, Loader=_yaml_loader)
+        except yaml.YAMLError as exc:
+            raise _Undecodable(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
     else:
-        obj = decode_json(body)
+        try:
+            obj = msgspec.json.decode(body)
+        except msgspec.DecodeError as exc:
+            raise _Undecodable(f"couldn't get version/kind; json parse error: {json_syntax.error_of(body) or exc}") from None
+    if obj is None and kind != PROTOBUF:
+        obj = {}  # Go unmarshals `null` (or an empty YAML document) into an empty object
     if not isinstance(obj, dict):
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type map): couldn't get version/kind; json parse error: "
-            f"cannot unmarshal {type(obj).__name__} into Go value of type struct"
-        )
+        go_type = _GO_TYPES.get(type(obj), "value")
+        raise _Undecodable(f"couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} "
+                           f"into Go value of type {_KIND_STRUCT}")
     return obj
+
+
+def summarize(body: bytes, limit: int = 30) -> str:
+    """upstream's summarizeData: JSON-looking bodies as text, anything else as hex; cut at `limit`."""
+    if not body:
+        return "<empty>"
+    head = body[:limit]
+    text = head.decode(errors="replace") if body[:1] == b"{" else head.hex()
+    return text + " ..." if len(body) > limit else text
 
 
 def check_kind(obj: dict[str, Any], api_version: str, kind: str) -> None:

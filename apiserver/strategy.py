@@ -26,6 +26,10 @@ Causes = list[dict[str, str]]
 class Strategy:
     """Generic behaviour of a stored kind; correct for any kind without special rules."""
 
+    # Who is writing (an `auth.User`), as upstream's hooks read it from the request context; set by
+    # `app.py` per request. Only kinds that record their requester (CSRs) look at it.
+    requester: Any = None
+
     def __init__(self, *, namespaced: bool, has_status: bool, name_rule: str = "subdomain") -> None:
         self.namespaced = namespaced
         self.has_status = has_status

@@ -60,12 +60,16 @@ def _node(node: Mapping[str, Any], path: str, causes: Causes, *, context: str) -
                                          "must be object if x-kubernetes-embedded-resource is true"))
     props = node.get("properties")
     extra = node.get("additionalProperties")
-    if props is not None and extra is not None:
+    # Upstream lets `additionalProperties: true` sit beside properties (it changes nothing: unknown
+    # fields are pruned either way); `false` or a schema there would contradict pruning.
+    if props and extra is not None and extra is not True:
         causes.append(validation.forbidden(f"{path}.additionalProperties",
                                            "additionalProperties and properties are mutual exclusive"))
-    if extra is False:
+    if extra is not None and context == "root":
+        causes.append(validation.forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+    if extra is not None and node.get("x-kubernetes-embedded-resource"):
         causes.append(validation.forbidden(f"{path}.additionalProperties",
-                                           "must not be false"))
+                                           "must not be used if x-kubernetes-embedded-resource is set"))
     if kind == "array" and not isinstance(node.get("items"), Mapping):
         causes.append(validation.required(f"{path}.items", "must be specified"))
     _list_type(node, path, causes)

@@ -21,7 +21,7 @@ _NAME_RETRIES = 7
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
-    obj = await bodies.read_object(request)
+    obj = await bodies.read_object(request, ep.resource.kind)
     dry_run = writing.dry_run(request.query)
     try:
         warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))

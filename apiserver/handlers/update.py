@@ -48,7 +48,7 @@ def copy(obj: dict[str, Any]) -> dict[str, Any]:
 
 async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | None = None,
                  subresource: str = "") -> web.StreamResponse:
-    new = await bodies.read_object(request)
+    new = await bodies.read_object(request, ep.resource.kind)
     check_name(ep, new)
     return await replace(ep, request, new, strategy=strategy, subresource=subresource)
 

@@ -3,8 +3,8 @@
 `strategy_for(group, resource, namespaced=..., has_status=...)` is what the handlers call
 (`apiserver/context.py`); a resource not in the table gets the generic `strategy.Strategy`,
 which is right for kinds without special rules. Subresource strategies come from the main
-strategy: `status_strategy()`, `finalize_strategy()` (namespaces), `ephemeralcontainers_strategy()`
-and `resize_strategy()` (pods); "pods/resize"-style names are accepted here too. Name rules are
+strategy: `status_strategy()`, `finalize_strategy()` (namespaces), `approval_strategy()` (CSRs),
+`ephemeralcontainers_strategy()` and `resize_strategy()` (pods); "pods/resize"-style names are accepted here too. Name rules are
 upstream's ValidateXName: DNS-1123 subdomain unless listed — DNS label for namespaces, DNS-1035
 label for services, path segment for RBAC objects and core/v1 events. Custom resources get
 `crds.strategy.CustomResourceStrategy` over the definition `crds.served` holds for them.
@@ -13,8 +13,8 @@ label for services, path segment for RBAC objects and core/v1 events. Custom res
 from __future__ import annotations
 
 from apiserver.kinds import (
-    admission_policies, configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
-    podtemplate, priorityclass, replicaset, secret, service, statefulset,
+    admission_policies, certificates, configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace,
+    node, persistentvolumeclaim, pod, podtemplate, priorityclass, replicaset, secret, service, statefulset,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -32,7 +32,7 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("", "events"): (event.CoreEventStrategy, "path"),
     ("", "persistentvolumeclaims"): (persistentvolumeclaim.PersistentVolumeClaimStrategy, "subdomain"),
     ("", "persistentvolumes"): (defaulting.NoGenerationStrategy, "subdomain"),
-    ("", "nodes"): (defaulting.NoGenerationStrategy, "subdomain"),
+    ("", "nodes"): (node.NodeStrategy, "subdomain"),
     ("", "resourcequotas"): (defaulting.NoGenerationStrategy, "subdomain"),
     ("events.k8s.io", "events"): (event.EventsV1Strategy, "subdomain"),
     ("apps", "deployments"): (deployment.DeploymentStrategy, "subdomain"),
@@ -41,6 +41,7 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("apps", "daemonsets"): (daemonset.DaemonSetStrategy, "subdomain"),
     ("batch", "jobs"): (job.JobStrategy, "subdomain"),
     ("batch", "cronjobs"): (cronjob.CronJobStrategy, "subdomain"),
+    ("certificates.k8s.io", "certificatesigningrequests"): (certificates.CertificateSigningRequestStrategy, "path"),
     ("coordination.k8s.io", "leases"): (lease.LeaseStrategy, "subdomain"),
     ("scheduling.k8s.io", "priorityclasses"): (priorityclass.PriorityClassStrategy, "subdomain"),
     ("rbac.authorization.k8s.io", "roles"): (Strategy, "path"),

@@ -49,6 +49,10 @@ async def errors_and_metrics(request: web.Request, handler: Handler) -> web.Stre
         response = responses.error_response(err)
     except web.HTTPException:
         raise
+    except ConnectionResetError:
+        # The client hung up mid-answer (a stream it closed): normal, and nobody left to answer.
+        log.debug("client went away during %s %s", request.method, request.path)
+        response = web.Response(status=499, reason="Client Closed Request")
     except Exception as exc:  # a bug: answer like kube does and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
         response = responses.error_response(errors.internal(str(exc) or type(exc).__name__))

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
-from apiserver import label_index, registry, seed
+from apiserver import bootstrap as bootstrap_module, label_index, registry, seed
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
@@ -30,8 +30,11 @@ class Running:
     port: int
     crds: crd_controller.Controller | None = None
     admission: admitting.Follower | None = None
+    bootstrap: bootstrap_module.Bootstrap | None = None
 
     async def stop(self) -> None:
+        if self.bootstrap is not None:
+            await self.bootstrap.stop()
         await self.runner.cleanup()
         if self.server.label_index is not None:
             await self.server.label_index.stop()
@@ -70,9 +73,11 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     await site.start()
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     actual_port = sockets[0].getsockname()[1] if sockets else port
-    await seed.seed(server, actual_port)
+    # The system namespaces and default/kubernetes exist before the URL is announced, and stay.
+    keeper = bootstrap_module.Bootstrap(server, seed.wanted(server, actual_port, host))
+    await keeper.start()
     scheme = "https" if ssl_context else "http"
-    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds, follower)
+    return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds, follower, keeper)
 
 
 def new_token() -> str:

@@ -16,8 +16,17 @@ from apiserver.crds import output as crd_output
 from apiserver import errors
 
 
+def _admit(ep: Endpoint, name: str) -> None:
+    """A kind's own refusals of a DELETE, before anything is looked up (upstream runs mutating
+    admission such as NamespaceLifecycle first): the strategy's `admit_delete`, where it has one."""
+    admit = getattr(ep.strategy, "admit_delete", None)
+    if admit is not None:
+        admit(name)
+
+
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     opts = await deletion.read_options(request)
+    _admit(ep, ep.request_info.name)
     obj, gone = await deletion.delete(ep, ep.request_info.name, opts)
     obj = crd_output.stored_object(ep, obj)  # custom resources: the requested version
     body = deletion.result_body(ep, obj) if gone else obj
@@ -30,6 +39,7 @@ async def handle_collection(ep: Endpoint, request: web.Request) -> web.StreamRes
     page = listing.collect(ep, sel, decode=True)
     for obj in page.objects or []:
         try:
+            _admit(ep, obj["metadata"]["name"])
             await deletion.delete(ep, obj["metadata"]["name"], opts)
         except errors.APIError as exc:
             if exc.code != 404:  # already gone is fine: someone else finished it

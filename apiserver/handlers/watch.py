@@ -6,7 +6,7 @@ changes; N → changes after N (410 Expired as an ERROR event when N was compact
 annotated `k8s.io/initial-events-end: "true"`, then changes. Selectors apply to every event, and an
 object that stops or starts matching becomes DELETED or ADDED. Bookmarks carry the store revision.
 Events come from `store.watch`; a stored object's bytes are framed without decoding unless a
-selector or a Table needs to look inside.
+selector or a Table needs to look inside. A client that closes its watch ends it quietly.
 """
 
 from __future__ import annotations
@@ -177,7 +177,9 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
             await _pump(stream, watcher, deadline, bookmarks, ep, request)
         finally:
             watcher.close()
-    except (ConnectionResetError, asyncio.CancelledError):
+    except ConnectionResetError:
+        return response  # the client closed its watch: a normal end, nothing to log or send
+    except asyncio.CancelledError:
         raise
     except errors.APIError as err:
         await stream.write(b'{"type":"ERROR","object":' + responses.encode(err.status()) + b"}\n")

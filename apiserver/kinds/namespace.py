@@ -2,20 +2,23 @@
 
 Create: status.phase Active, spec.finalizers gains "kubernetes", the label
 kubernetes.io/metadata.name mirrors the name. Update: spec.finalizers and status come from the
-stored object (only `/finalize` changes the finalizers, only `/status` the phase). Namespaces
-have a status subresource but no metadata.generation. Upstream: pkg/registry/core/namespace.
+stored object (only `/finalize` changes the finalizers, only `/status` the phase). Delete:
+default, kube-system and kube-public are refused (NamespaceLifecycle's immortal namespaces,
+`admit_delete`, called by `handlers/delete.py`). Namespaces have a status subresource but no
+metadata.generation. Upstream: pkg/registry/core/namespace, plugin/namespace/lifecycle.
 """
 
 from __future__ import annotations
 
 import copy
 
-from apiserver import validation as v
+from apiserver import errors, validation as v
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj, Strategy
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 KUBERNETES_FINALIZER = "kubernetes"
+IMMORTAL = frozenset({"default", "kube-system", "kube-public"})
 
 
 def finalizer_names(finalizers: list[str], path: str, *, indexed: bool) -> Causes:
@@ -76,6 +79,11 @@ class NamespaceStrategy(DefaultingStrategy):
 
     def finalize_strategy(self) -> Strategy:
         return NamespaceFinalizeStrategy(self)
+
+    def admit_delete(self, name: str) -> None:
+        """NamespaceLifecycle: the namespaces the cluster itself lives in are never deleted."""
+        if name in IMMORTAL:
+            raise errors.forbidden("namespaces", "", name, "this namespace may not be deleted")
 
 
 class NamespaceFinalizeStrategy(DefaultingStrategy):

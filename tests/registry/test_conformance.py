@@ -16,6 +16,7 @@ import pytest
 
 from apiserver import registry
 from apiserver.features import FeatureGates
+from tests.apiserver.kinds.csr_requests import request_field
 from tests.conftest import InProcess
 
 _POD_TEMPLATE = {"metadata": {"labels": {"app": "x"}},
@@ -38,6 +39,8 @@ SPECS: dict[tuple[str, str], dict[str, Any]] = {
     ("batch", "cronjobs"): {"spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {
         "spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}}}}},
     ("scheduling.k8s.io", "priorityclasses"): {"value": 1000},
+    ("certificates.k8s.io", "certificatesigningrequests"): {"spec": {
+        "request": request_field(), "signerName": "example.com/signer", "usages": ["client auth"]}},
     ("", "events"): {"involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": "R",
                      "message": "m", "type": "Normal"},
     ("events.k8s.io", "events"): {"eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "haru.test/c",

@@ -146,7 +146,9 @@ def row_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     schema instead drops every field an object node does not declare (unless it preserves
     unknown fields). So object nodes without properties get an explicit empty `properties`, the
     root (and every embedded resource) declares apiVersion, kind and metadata, and metadata is
-    the ObjectMeta definition, whose unknown fields are dropped as upstream's decoder does.
+    the ObjectMeta definition, whose unknown fields are dropped as upstream's decoder does. A node
+    with `additionalProperties: true` beside its properties keeps keys it does not name (whose
+    object values upstream would further empty; here they are kept whole).
     """
     root: dict[str, Any] = copy.deepcopy(dict(schema)) if schema else {"type": "object"}
     _close(root)
@@ -172,6 +174,10 @@ def _close(node: dict[str, Any]) -> None:
             props.setdefault("kind", {"type": "string"})
             props.setdefault("metadata", dict(OBJECT_META_REF))
         return
+    if node.get("properties") and node.get("additionalProperties") is True:
+        # Upstream's pruning keeps a key such a node does not name (it falls to additionalProperties);
+        # the generic pruner keeps unnamed keys only where unknown fields are preserved.
+        node["x-kubernetes-preserve-unknown-fields"] = True
     open_node = node.get("x-kubernetes-preserve-unknown-fields") or "additionalProperties" in node
     if node.get("type") == "object" and "properties" not in node and not open_node:
         node["properties"] = {}

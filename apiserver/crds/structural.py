@@ -60,8 +60,8 @@ def _node(node: Mapping[str, Any], path: str, causes: Causes, *, context: str) -
                                          "must be object if x-kubernetes-embedded-resource is true"))
     props = node.get("properties")
     extra = node.get("additionalProperties")
-    # Upstream lets `additionalProperties: true` sit beside properties (it changes nothing: unknown
-    # fields are pruned either way); `false` or a schema there would contradict pruning.
+    # Upstream lets `additionalProperties: true` sit beside properties (keys the node does not name
+    # are then kept); `false` or a schema there would contradict the API convention of pruning.
     if props and extra is not None and extra is not True:
         causes.append(validation.forbidden(f"{path}.additionalProperties",
                                            "additionalProperties and properties are mutual exclusive"))

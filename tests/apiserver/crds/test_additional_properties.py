@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -47,3 +48,21 @@ async def test_additional_properties_at_the_root_is_refused(api):
     assert status == 422, body
     assert ("spec.versions[0].schema.openAPIV3Schema.additionalProperties", "Forbidden: must not be used at the root") \
         in [(c["field"], c["message"]) for c in body["details"]["causes"]]
+
+
+async def test_keys_a_node_does_not_name_are_kept_under_additional_properties_true(api):
+    schema = {"type": "object", "properties": {"size": {"type": "string"}}, "additionalProperties": True}
+    status, body, _ = await api.request("POST", CRDS, json=_crd(schema))
+    assert status == 201, body
+    path = "/apis/example.com/v1/namespaces/default/gadgets"
+    for _ in range(200):  # served once the CRD controller established it
+        status, _, _ = await api.request("GET", path)
+        if status == 200:
+            break
+        await asyncio.sleep(0.025)
+    gadget = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"},
+              "spec": {"size": "L", "color": "red"}, "unknown": 1}
+    status, body, headers = await api.request("POST", path, json=gadget)
+    assert status == 201, body
+    assert body["spec"] == {"size": "L", "color": "red"} and "unknown" not in body
+    assert headers.getall("Warning") == ['299 - "unknown field \\"unknown\\""']

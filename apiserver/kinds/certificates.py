@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from apiserver import validation as v
 from apiserver.kinds.defaulting import DefaultingStrategy
@@ -314,9 +315,19 @@ def _request_problem(value: Any) -> str | None:
     except ValueError as exc:
         return f"x509: {exc}"
     if not request.is_signature_valid:
-        return "x509: ECDSA verification failure" if "ecdsa" in type(request.public_key()).__name__.lower() \
-            else "crypto/rsa: verification error"
+        return _signature_failure(request.public_key())
     return None
+
+
+def _signature_failure(key: Any) -> str:
+    """Go's CheckSignature error for the kind of key that (did not) sign the request."""
+    if isinstance(key, rsa.RSAPublicKey):
+        return "crypto/rsa: verification error"
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        return "x509: ECDSA verification failure"
+    if isinstance(key, ed25519.Ed25519PublicKey):
+        return "x509: Ed25519 verification failure"
+    return "x509: signature verification failure"
 
 
 def _certificate_problem(value: Any) -> str | None:
@@ -333,7 +344,7 @@ def _certificate_problem(value: Any) -> str | None:
         kind = block.group(1).decode(errors="replace")
         if kind != "CERTIFICATE":
             return f'only CERTIFICATE PEM blocks are allowed, found "{kind}"'
-        if b":" in block.group(2).split(b"\n\n")[0] and b"\n\n" in block.group(2):
+        if b":" in block.group(2).split(b"\n", 1)[0]:  # "Name: value" lines open a block with headers
             return "no PEM block headers are permitted"
         try:
             x509.load_pem_x509_certificate(block.group(0))

@@ -40,19 +40,19 @@ def _delete_calls(source: str) -> Iterator[tuple[str, str]]:
     for func in ast.walk(ast.parse(source)):
         if not isinstance(func, ast.FunctionDef):
             continue
-        types: dict[int, Any] = {}
+        response_types: dict[int, Any] = {}
         path = None
         for node in ast.walk(func):
             if isinstance(node, ast.Assign) and any(
                     isinstance(t, ast.Name) and t.id == "response_types_map" for t in node.targets):
-                types = ast.literal_eval(node.value)
+                response_types = ast.literal_eval(node.value)
             elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                   and node.func.attr == "call_api" and len(node.args) >= 2):
                 method = ast.literal_eval(node.args[1])
                 if method == "DELETE":
                     path = ast.literal_eval(node.args[0])
         if path is not None:
-            yield path, types.get(200)
+            yield path, response_types.get(200)
 
 
 def _split(path: str) -> tuple[str, str, str, str] | None:

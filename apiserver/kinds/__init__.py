@@ -14,8 +14,9 @@ whose rules read a namespace (DRA admin access) get the server's lookup as `name
 from __future__ import annotations
 
 from apiserver.kinds import (
-    admission_policies, admin_access, configmap, cronjob, daemonset, defaulting, deployment, event, fixed_fields, job, lease,
-    namespace, persistentvolumeclaim, pod, podtemplate, priorityclass, replicaset, resourceclaim, secret, service, statefulset,
+    admission_policies, admin_access, configmap, cronjob, daemonset, defaulting, deployment, event, fixed_fields, job,
+    lease, namespace, persistentvolume, persistentvolumeclaim, pod, podtemplate, priorityclass, replicaset,
+    resourceclaim, secret, service, statefulset,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -32,9 +33,8 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("", "serviceaccounts"): (Strategy, "subdomain"),
     ("", "events"): (event.CoreEventStrategy, "path"),
     ("", "persistentvolumeclaims"): (persistentvolumeclaim.PersistentVolumeClaimStrategy, "subdomain"),
-    ("", "persistentvolumes"): (defaulting.NoGenerationStrategy, "subdomain"),
+    ("", "persistentvolumes"): (persistentvolume.PersistentVolumeStrategy, "subdomain"),
     ("", "nodes"): (defaulting.NoGenerationStrategy, "subdomain"),
-    ("", "resourcequotas"): (defaulting.NoGenerationStrategy, "subdomain"),
     ("events.k8s.io", "events"): (event.EventsV1Strategy, "subdomain"),
     ("apps", "deployments"): (deployment.DeploymentStrategy, "subdomain"),
     ("apps", "replicasets"): (replicaset.ReplicaSetStrategy, "subdomain"),

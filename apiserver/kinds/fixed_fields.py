@@ -30,6 +30,9 @@ class Fixed:
     # reflect.DeepEqual (StorageClass parameters) does not.
     semantic: bool = True
     shown_as: str = ""              # the path the cause names, when upstream's differs from the field's
+    unordered: bool = False         # a list compared as a set (ResourceQuota scopes)
+    # A Go struct without omitempty shown as a bad value: every field, in declaration order ("" if unset).
+    struct_keys: tuple[str, ...] = ()
 
 
 def read(obj: Any, path: str) -> Any:
@@ -52,12 +55,24 @@ def same(new: Any, old: Any, *, semantic_equal: bool = True) -> bool:
     return semantic(new) == semantic(old) if semantic_equal else new == old
 
 
+def _as_set(value: Any) -> frozenset[Any]:
+    return frozenset(x for x in value if isinstance(x, str)) if isinstance(value, list) else frozenset()
+
+
+def _as_struct(rule: Fixed, value: Any) -> Any:
+    if rule.struct_keys and isinstance(value, dict):
+        return {key: value.get(key) or "" for key in rule.struct_keys}
+    return value
+
+
 def changes(rules: tuple[Fixed, ...], new: Obj, old: Obj) -> Causes:
     """One cause per rule whose field differs between the stored object and the update."""
     causes: Causes = []
     for rule in rules:
-        value, previous = read(new, rule.path), read(old, rule.path)
-        if same(value, previous, semantic_equal=rule.semantic):
+        value, previous = _as_struct(rule, read(new, rule.path)), _as_struct(rule, read(old, rule.path))
+        if rule.unordered and _as_set(value) == _as_set(previous):
+            continue
+        if not rule.unordered and same(value, previous, semantic_equal=rule.semantic):
             continue
         path = rule.shown_as or rule.path
         if rule.style == FORBIDDEN:
@@ -106,7 +121,8 @@ _FORBIDDEN = "updates to {} are forbidden."
 
 # rbac ValidateRoleBindingUpdate / ValidateClusterRoleBindingUpdate compare the RoleRef struct. RBAC
 # names are path segments, so `kinds/__init__.py` lists these two itself.
-RoleBindingStrategy = _strategy("RoleBindingStrategy", Fixed("roleRef", detail="cannot change roleRef", semantic=False))
+RoleBindingStrategy = _strategy("RoleBindingStrategy", Fixed(
+    "roleRef", detail="cannot change roleRef", struct_keys=("apiGroup", "kind", "name")))
 
 # Upstream's ValidateXUpdate, per kind (pkg/apis/<group>/validation at v1.36); names are subdomains.
 STRATEGIES: dict[tuple[str, str], type[FixedFieldsStrategy]] = {
@@ -137,6 +153,9 @@ STRATEGIES: dict[tuple[str, str], type[FixedFieldsStrategy]] = {
     # storage ValidateCSIStorageCapacityUpdate
     ("storage.k8s.io", "csistoragecapacities"): _strategy(
         "CSIStorageCapacityStrategy", Fixed("nodeTopology"), Fixed("storageClassName")),
+    # core ValidateResourceQuotaUpdate: the scopes, as a set; quotas keep no metadata.generation
+    ("", "resourcequotas"): _strategy("ResourceQuotaStrategy", Fixed("spec.scopes", unordered=True),
+                                      counts_generation=False),
     # storage ValidateVolumeAttachmentUpdate: the whole spec; no metadata.generation
     ("storage.k8s.io", "volumeattachments"): _strategy(
         "VolumeAttachmentStrategy", Fixed("spec"), counts_generation=False),
@@ -156,6 +175,19 @@ STRATEGIES: dict[tuple[str, str], type[FixedFieldsStrategy]] = {
             "podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints", "resourceClaims", "disruptionMode",
             "priorityClassName", "priority")),
         defaults=(("spec.disruptionMode", "Pod"),)),
+    # resource ValidateResourcePoolStatusRequestUpdate; storagemigration ValidateStorageVersionMigrationUpdate
+    ("resource.k8s.io", "resourcepoolstatusrequests"): _strategy("ResourcePoolStatusRequestStrategy", Fixed("spec")),
+    ("storagemigration.k8s.io", "storageversionmigrations"): _strategy(
+        "StorageVersionMigrationStrategy", Fixed("spec")),
+    # coordination ValidateLeaseCandidateUpdate
+    ("coordination.k8s.io", "leasecandidates"): _strategy("LeaseCandidateStrategy", Fixed("spec.leaseName")),
+    # certificates ValidateClusterTrustBundleUpdate / ValidatePodCertificateRequestUpdate ("all spec fields
+    # are immutable", one cause per field)
+    ("certificates.k8s.io", "clustertrustbundles"): _strategy("ClusterTrustBundleStrategy", Fixed("spec.signerName")),
+    ("certificates.k8s.io", "podcertificaterequests"): _strategy(
+        "PodCertificateRequestStrategy", *(Fixed(f"spec.{name}") for name in (
+            "signerName", "podName", "podUID", "serviceAccountName", "serviceAccountUID", "nodeName", "nodeUID",
+            "maxExpirationSeconds", "pkixPublicKey", "proofOfPossession"))),
     # storage ValidateCSIDriverUpdate; upstream's path says "attachedRequired" (sic)
     ("storage.k8s.io", "csidrivers"): _strategy(
         "CSIDriverStrategy",

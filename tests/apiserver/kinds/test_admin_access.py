@@ -97,3 +97,25 @@ def test_status_writes_granting_admin_access(namespace, before, after, expected)
     new = granted(old, after)
     status.prepare_for_update(new, old)
     assert messages(status.validate_update(new, old)) == expected
+
+
+CLAIMS = "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims"
+
+
+async def test_the_api_refuses_then_accepts_once_the_namespace_is_labelled(api) -> None:
+    await api.request("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                           "metadata": {"name": "gpus"}})
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **claim("gpus", request("gpu", adminAccess=True))}
+    status, answer, _ = await api.request("POST", CLAIMS.format(ns="gpus"), json=body)
+    assert status == 422 and answer["reason"] == "Invalid"
+    assert answer["message"] == f'ResourceClaim.resource.k8s.io "rc1" is invalid: spec.devices.requests[0].adminAccess: {REFUSED}'
+    assert answer["details"]["causes"] == [{"reason": "FieldValueForbidden", "field": "spec.devices.requests[0].adminAccess",
+                                            "message": REFUSED}]
+    status, _, _ = await api.request("GET", CLAIMS.format(ns="gpus") + "/rc1")
+    assert status == 404
+    patch = {"metadata": {"labels": {admin_access.LABEL: "true"}}}
+    status, _, _ = await api.request("PATCH", "/api/v1/namespaces/gpus", json=patch,
+                                     headers={"Content-Type": "application/merge-patch+json"})
+    assert status == 200
+    status, stored, _ = await api.request("POST", CLAIMS.format(ns="gpus"), json=body)
+    assert status == 201 and stored["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] is True

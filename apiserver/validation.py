@@ -224,11 +224,6 @@ def immutable(field: str, new: Any, old: Any) -> Causes:
     return [] if new == old else [invalid(field, new, FIELD_IMMUTABLE)]
 
 
-def declared_immutable(field: str, new: Any, old: Any) -> Causes:
-    """A `+k8s:immutable` tag enforced by declarative validation: the error carries no value (null)."""
-    return [] if new == old else [invalid(field, None, FIELD_IMMUTABLE)]
-
-
 def nonnegative(field: str, value: Any) -> Causes:
     return [invalid(field, value, NEGATIVE)] if isinstance(value, int) and value < 0 else []
 

@@ -11,6 +11,7 @@ rule beyond the generic ones is such a list, read by `kinds/__init__.py`.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,11 @@ def semantic(value: Any) -> Any:
 
 def same(new: Any, old: Any, *, semantic_equal: bool = True) -> bool:
     return semantic(new) == semantic(old) if semantic_equal else new == old
+
+
+def json_key(value: Any) -> str:
+    """A hashable stand-in for a JSON value (set membership of list entries)."""
+    return json.dumps(semantic(value), sort_keys=True)
 
 
 def _as_set(value: Any) -> frozenset[Any]:

@@ -4,7 +4,8 @@ Create: the namespace must allow admin access when a request asks for it (`admin
 then the generic metadata rules. Update: metadata rules and `spec` unchanged, reported as
 apimachinery's ValidateImmutableField does (`spec: Invalid value: <new spec>: field is immutable`;
 the claim's +k8s:immutable tag is alpha in 1.36, so the handwritten error is the one returned).
-A claim's status write may newly grant admin access only in such a namespace. Upstream:
+A claim's status write may newly grant admin access only in such a namespace, and may not change
+a populated allocation or reserve a claim that has none. Upstream:
 pkg/registry/resource/resourceclaim{,template}/strategy.go, pkg/apis/resource/validation.
 """
 
@@ -42,7 +43,28 @@ class ResourceClaimStrategy(NamespaceReading):
             return (allocation.get("devices") or {}).get("results")
 
         causes = admin_access.for_results(results(new), results(old), self.namespace_of(new), self.namespaces)
-        return causes + v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        causes += v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
+        return causes + _status_update(new, old)
+
+
+def _status_update(new: Obj, old: Obj) -> Causes:
+    """validateResourceClaimStatusUpdate's invariants: reservations need an allocation, a deleted claim
+    gains no reservations, and a populated allocation is fixed until it is removed."""
+    status, old_status = new.get("status") or {}, old.get("status") or {}
+    allocation, old_allocation = status.get("allocation"), old_status.get("allocation")
+    reserved = status.get("reservedFor") or []
+    causes: Causes = []
+    if reserved:
+        if allocation is None:
+            causes.append(v.forbidden("status.reservedFor", "may not be specified when `allocated` is not set"))
+        elif (new.get("metadata") or {}).get("deletionTimestamp"):
+            before = {fixed_fields.json_key(entry) for entry in old_status.get("reservedFor") or []}
+            if any(fixed_fields.json_key(entry) not in before for entry in reserved):
+                causes.append(v.forbidden("status.reservedFor", "new entries may not be added while "
+                                                                "`deallocationRequested` or `deletionTimestamp` are set"))
+    if allocation is not None and old_allocation is not None and not fixed_fields.same(allocation, old_allocation):
+        causes.append(v.invalid("status.allocation", allocation, v.FIELD_IMMUTABLE))
+    return causes
 
 
 class ResourceClaimTemplateStrategy(NamespaceReading):

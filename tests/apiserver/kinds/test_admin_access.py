@@ -119,3 +119,25 @@ async def test_the_api_refuses_then_accepts_once_the_namespace_is_labelled(api) 
     assert status == 200
     status, stored, _ = await api.request("POST", CLAIMS.format(ns="gpus"), json=body)
     assert status == 201 and stored["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] is True
+
+
+def test_a_populated_allocation_is_fixed_and_reservations_need_one():
+    s = claims()
+    old = granted(created(s, claim("plain", request("gpu"))), None)
+    status = s.status_strategy()
+    moved = edited(old)
+    moved["status"]["allocation"]["devices"]["results"][0]["device"] = "gpu-1"
+    status.prepare_for_update(moved, old)
+    assert messages(status.validate_update(moved, old)) == [
+        'status.allocation: Invalid value: {"devices":{"results":[{"request":"gpu","driver":"gpu.example.com",'
+        '"pool":"node-a","device":"gpu-1"}]}}: field is immutable']
+    unallocated = created(s, claim("plain", request("gpu")))
+    reserved = edited(unallocated)
+    reserved["status"] = {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}]}
+    status.prepare_for_update(reserved, unallocated)
+    assert messages(status.validate_update(reserved, unallocated)) == [
+        "status.reservedFor: Forbidden: may not be specified when `allocated` is not set"]
+    deallocated = edited(old)
+    deallocated["status"] = {}
+    status.prepare_for_update(deallocated, old)
+    assert messages(status.validate_update(deallocated, old)) == []

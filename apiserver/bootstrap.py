@@ -1,11 +1,12 @@
 """Keeps the objects every cluster has present: kube-apiserver's bootstrap controllers.
 
 Upstream's API server (not the controller manager) recreates the system namespaces and the
-`default/kubernetes` Service with its Endpoints and EndpointSlice when they disappear. Here one
-watcher per storage prefix involved (namespaces, and the default namespace's services, endpoints
-and slices) wakes only for writes there; a DELETED event of a kept key recreates it at once, and a
-periodic look (a handful of key lookups) covers anything a watch could miss. The objects and how
-they are created are `seed.py`'s; `runner.start` starts this after the first seed, `stop` ends it.
+`default/kubernetes` Service with its Endpoints and EndpointSlice when they disappear, and puts back
+the ports and addresses they own. Here one watcher per storage prefix involved (namespaces, and the
+default namespace's services, endpoints and slices) wakes only for writes there; a write to a kept
+key is looked at at once, and a periodic look (a handful of key lookups) covers anything a watch
+could miss. The objects, and how they are created and reconciled, are `seed.py`'s; `runner.start`
+starts this before the server is announced, `Running.stop` ends it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ RECHECK_SECONDS = 60.0  # upstream's system namespaces controller also looks onc
 
 
 class Bootstrap:
-    def __init__(self, server: Server, items: list[tuple[str, seed.Factory]], *,
+    def __init__(self, server: Server, items: list[seed.Kept], *,
                  recheck_seconds: float = RECHECK_SECONDS) -> None:
         self.server = server
         self.items = items
@@ -32,9 +33,9 @@ class Bootstrap:
     async def start(self) -> None:
         """Create what is missing now, then follow the prefixes the kept keys live under."""
         await seed.ensure(self.server, self.items)
-        by_prefix: dict[str, list[tuple[str, seed.Factory]]] = {}
-        for key, fresh in self.items:
-            by_prefix.setdefault(key.rsplit("/", 1)[0] + "/", []).append((key, fresh))
+        by_prefix: dict[str, list[seed.Kept]] = {}
+        for item in self.items:
+            by_prefix.setdefault(item.key.rsplit("/", 1)[0] + "/", []).append(item)
         revision = self.server.store.revision
         for prefix, items in by_prefix.items():
             self._tasks.append(asyncio.create_task(self._follow(prefix, items, revision),
@@ -46,8 +47,8 @@ class Bootstrap:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
 
-    async def _follow(self, prefix: str, items: list[tuple[str, seed.Factory]], revision: int | None) -> None:
-        kept = {key for key, _ in items}
+    async def _follow(self, prefix: str, items: list[seed.Kept], revision: int | None) -> None:
+        kept = {item.key for item in items}
         while True:
             try:
                 watcher = self.server.store.watch(prefix, revision)
@@ -61,7 +62,8 @@ class Bootstrap:
                     batch = await watcher.next_batch(timeout=self.recheck_seconds)
                     if batch:
                         revision = batch[-1].revision
-                    if not batch or any(e.type == "DELETED" and e.key in kept for e in batch):
+                    # Any write to a kept key is looked at (our own rewrite then changes nothing).
+                    if not batch or any(e.key in kept for e in batch):
                         await self._ensure(items)
             except storage_errors.WatchClosed:
                 revision = None  # closed or compacted past us: watch again from now, after a look
@@ -69,9 +71,9 @@ class Bootstrap:
             finally:
                 watcher.close()
 
-    async def _ensure(self, items: list[tuple[str, seed.Factory]]) -> None:
+    async def _ensure(self, items: list[seed.Kept]) -> None:
         try:
             for key in await seed.ensure(self.server, items):
-                log.info("recreated %s", key)
+                log.info("restored %s", key)
         except storage_errors.StorageError:
-            log.exception("bootstrap could not recreate %s", ", ".join(key for key, _ in items))
+            log.exception("bootstrap could not restore %s", ", ".join(item.key for item in items))

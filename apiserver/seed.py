@@ -1,8 +1,9 @@
 """Objects every cluster has: the four system namespaces and `default/kubernetes` with its endpoints.
 
-`wanted(server, port, host)` lists them (storage key and a factory for a fresh copy);
-`ensure(server, items)` creates the missing ones as stored objects (uid, timestamps), leaving present
-ones alone. `seed` runs both once; `bootstrap.py` keeps them present afterwards, as
+`wanted(server, port, host)` lists them (`Kept`: storage key, a factory for a fresh copy, the
+fields the server owns); `ensure(server, items)` creates the missing ones as stored objects (uid,
+timestamps) and puts owned fields back where they drifted (the Service's ports and the endpoints'
+address after a restart on another port). `seed` runs both once; `bootstrap.py` keeps them present afterwards, as
 kube-apiserver's bootstrap controllers do. Called by `runner.start` before the server is announced.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import msgspec
 
@@ -80,8 +81,18 @@ def _kubernetes_endpoint_slice(host: str, port: int) -> dict[str, Any]:
 Factory = Callable[[], dict[str, Any]]
 
 
-def wanted(server: Server, port: int, host: str = "127.0.0.1") -> list[tuple[str, Factory]]:
-    """(storage key, fresh object) of everything the bootstrap keeps present."""
+class Kept(NamedTuple):
+    """One object the server keeps: its key, a fresh copy, and the fields it keeps current
+    (paths into the object; upstream's reconcilers rewrite the kubernetes Service's ports and its
+    endpoints' addresses, and leave everything else, labels included, to whoever changed it)."""
+
+    key: str
+    fresh: Factory
+    owned: tuple[tuple[str, ...], ...] = ()
+
+
+def wanted(server: Server, port: int, host: str = "127.0.0.1") -> list[Kept]:
+    """Everything the bootstrap keeps present."""
     address = host if host not in ("", "0.0.0.0", "::", "localhost") else "127.0.0.1"
 
     def key(resource: str, name: str, group: str = "", version: str = "v1", namespace: str | None = None) -> str:
@@ -89,33 +100,68 @@ def wanted(server: Server, port: int, host: str = "127.0.0.1") -> list[tuple[str
         assert info is not None, resource
         return info.key(namespace, name)
 
-    items: list[tuple[str, Factory]] = [(key("namespaces", n), functools.partial(_namespace, n)) for n in NAMESPACES]
-    items.append((key("services", "kubernetes", namespace="default"), functools.partial(_kubernetes_service, port)))
-    items.append((key("endpoints", "kubernetes", namespace="default"),
-                  functools.partial(_kubernetes_endpoints, address, port)))
+    items = [Kept(key("namespaces", n), functools.partial(_namespace, n)) for n in NAMESPACES]
+    items.append(Kept(key("services", "kubernetes", namespace="default"),
+                      functools.partial(_kubernetes_service, port), (("spec", "ports"),)))
+    items.append(Kept(key("endpoints", "kubernetes", namespace="default"),
+                      functools.partial(_kubernetes_endpoints, address, port), (("subsets",),)))
     if server.registry.get("discovery.k8s.io", "v1", "endpointslices") is not None:
-        items.append((key("endpointslices", "kubernetes", "discovery.k8s.io", namespace="default"),
-                      functools.partial(_kubernetes_endpoint_slice, address, port)))
+        items.append(Kept(key("endpointslices", "kubernetes", "discovery.k8s.io", namespace="default"),
+                          functools.partial(_kubernetes_endpoint_slice, address, port),
+                          (("addressType",), ("endpoints",), ("ports",))))
     return items
 
 
-async def ensure(server: Server, items: list[tuple[str, Factory]]) -> list[str]:
-    """Create whichever of `items` is missing; returns the keys it created."""
-    created = []
-    for key, fresh in items:
-        if server.store.get(key) is not None:
+async def ensure(server: Server, items: list[Kept]) -> list[str]:
+    """Create whichever of `items` is missing and put owned fields back; returns the keys it wrote."""
+    written = []
+    for item in items:
+        record = server.store.get(item.key)
+        if record is not None:
+            if item.owned and await _reconcile(server, item, msgspec.json.decode(record.value)):
+                written.append(item.key)
             continue
-        obj = fresh()
-        if obj["kind"] == "Service" and _cluster_ip_taken(server, key, obj["spec"]["clusterIP"]):
+        obj = item.fresh()
+        if obj["kind"] == "Service" and _cluster_ip_taken(server, item.key, obj["spec"]["clusterIP"]):
             # upstream's reconciler cannot recreate it either: "provided IP is already allocated"
-            log.warning("not recreating %s: cluster IP %s is held by another Service", key, obj["spec"]["clusterIP"])
+            log.warning("not recreating %s: cluster IP %s is held by another Service", item.key, obj["spec"]["clusterIP"])
             continue
         try:
-            await server.store.create(key, obj)
-            created.append(key)
+            await server.store.create(item.key, obj)
+            written.append(item.key)
         except storage_errors.KeyExists:
             pass
-    return created
+    return written
+
+
+async def _reconcile(server: Server, item: Kept, current: dict[str, Any]) -> bool:
+    """Rewrite the owned fields that drifted (a restart on another port, a hand edit); False: none did."""
+    fresh = item.fresh()
+    if all(_get(current, path) == _get(fresh, path) for path in item.owned):
+        return False
+
+    def try_update(obj: dict[str, Any] | None) -> dict[str, Any]:
+        assert obj is not None
+        for path in item.owned:
+            parent = obj
+            for part in path[:-1]:
+                parent = parent.setdefault(part, {})
+            parent[path[-1]] = _get(fresh, path)
+        if "generation" in obj.get("metadata", {}):
+            obj["metadata"]["generation"] += 1
+        return obj
+
+    try:
+        await server.store.guaranteed_update(item.key, try_update)
+    except storage_errors.KeyNotFound:
+        return False  # gone meanwhile: the next look creates it
+    return True
+
+
+def _get(obj: dict[str, Any], path: tuple[str, ...]) -> Any:
+    for part in path:
+        obj = obj.get(part) if isinstance(obj, dict) else None  # type: ignore[assignment]
+    return obj
 
 
 def _cluster_ip_taken(server: Server, key: str, ip: str) -> bool:

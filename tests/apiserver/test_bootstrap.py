@@ -66,3 +66,33 @@ async def test_deleting_other_namespaces_still_works(api):
     assert status == 201
     status, body, _ = await api.request("DELETE", f"{NS}/team-a")
     assert status == 200 and body["status"]["phase"] == "Terminating"
+
+
+async def test_the_endpoints_address_is_put_back_after_a_hand_edit(api):
+    _, endpoints, _ = await api.request("GET", KEPT[1])
+    wanted = endpoints["subsets"]
+    endpoints["subsets"] = [{"addresses": [{"ip": "10.9.9.9"}], "ports": [{"name": "https", "port": 1}]}]
+    endpoints["metadata"]["labels"]["team"] = "a"
+    status, body, _ = await api.request("PUT", KEPT[1], json=endpoints)
+    assert status == 200, body
+    for _ in range(400):
+        _, now, _ = await api.request("GET", KEPT[1])
+        if now["subsets"] == wanted:
+            break
+        await asyncio.sleep(0.025)
+    assert now["subsets"] == wanted
+    assert now["metadata"]["labels"]["team"] == "a"  # only the fields the server owns are rewritten
+
+
+async def test_a_restart_on_another_port_moves_the_service_and_its_endpoints(api):
+    from apiserver import seed
+
+    server = api.running.server
+    await api.running.bootstrap.stop()  # as if this server stopped; the next one listens on 7443
+    written = await seed.ensure(server, seed.wanted(server, 7443))
+    assert len(written) == 3  # the Service, the Endpoints, the EndpointSlice; namespaces untouched
+    _, service, _ = await api.request("GET", KEPT[0])
+    _, slice_, _ = await api.request("GET", KEPT[2])
+    assert service["spec"]["ports"][0]["targetPort"] == 7443
+    assert slice_["ports"][0]["port"] == 7443 and slice_["metadata"]["generation"] == 2
+    assert await seed.ensure(server, seed.wanted(server, 7443)) == []

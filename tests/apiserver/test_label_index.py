@@ -6,6 +6,7 @@ the index switched off (a plain scan), after creates, label changes and deletes.
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -73,6 +74,11 @@ async def test_the_index_is_built_from_what_was_stored_before_the_server_started
     second = await runner.start(str(tmp_path / "d"), port=0)
     try:
         index = second.server.label_index
+        # The bootstrap has just moved default/kubernetes to the new port: let the index follow.
+        for _ in range(1000):
+            if index.revision == second.server.store.revision:
+                break
+            await asyncio.sleep(0.005)
         assert index.candidates("/registry/core/configmaps/", labels.parse("app=b")) \
             == ["/registry/core/configmaps/default/y"]
     finally:

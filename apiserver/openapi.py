@@ -80,6 +80,19 @@ def group_version(reg: registry.Registry, group: str, version: str) -> bytes | N
     return body
 
 
+def spec(reg: registry.Registry, group: str, version: str) -> dict[str, Any]:
+    """One group-version's document as a dict, built afresh (`openapi_v2.py` converts these).
+
+    Its components are shared with the cache: read them, never mutate them.
+    """
+    return _build(reg.resources(group, version), group, version)
+
+
+def kind_component_name(info: registry.ResourceInfo) -> str:
+    """The components.schemas name of a row's kind, e.g. `io.k8s.api.core.v1.Pod`."""
+    return _kind_component_name(info)
+
+
 def document(reg: registry.Registry, path: str) -> tuple[bytes, str] | None:
     """For `/openapi/v3/<path>`: the document and its hash (quote it for an ETag), or None."""
     parts = path.strip("/").split("/")

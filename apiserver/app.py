@@ -16,7 +16,8 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver import auth, bodies, discovery, errors, metrics, openapi, openapi_v2, requestinfo, responses, version
+from apiserver import (auth, bodies, discovery, errors, health, metrics, openapi, openapi_v2, requestinfo, responses,
+                       version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
 from apiserver.subresources import pods, reviews, scale, token
@@ -105,7 +106,7 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
     if path == "/version":
         return responses.json_response(version.info())
     if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-        return web.Response(text="ok", content_type="text/plain")
+        return health.respond(server, path, request.query)
     if path == "/metrics":
         counts = [(info.resource if not info.group else f"{info.resource}.{info.group}",
                    server.store.count(info.key_prefix))

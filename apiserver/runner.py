@@ -15,7 +15,7 @@ from aiohttp import web
 
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
-from apiserver import label_index, registry, seed
+from apiserver import health, label_index, registry, seed
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
@@ -63,6 +63,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     application = app_module.build(server)
     # Stored CRDs are served before the first request; then the controller follows changes.
     crds = await crd_controller.start(server)
+    server.extra.update({health.CRD_CONTROLLER: crds, health.ADMISSION_FOLLOWER: follower})
     # Shutdown must not wait for long-running watches to end on their own.
     runner = web.AppRunner(application, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
@@ -71,6 +72,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     actual_port = sockets[0].getsockname()[1] if sockets else port
     await seed.seed(server, actual_port)
+    server.extra[health.BOOTSTRAPPED] = True
     scheme = "https" if ssl_context else "http"
     return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds, follower)
 

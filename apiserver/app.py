@@ -16,8 +16,8 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver import (auth, bodies, discovery, errors, health, metrics, openapi, openapi_v2, requestinfo, responses,
-                       version)
+from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
+                       requestinfo, responses, version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
 from apiserver.subresources import pods, reviews, scale, token
@@ -271,6 +271,8 @@ async def _virtual(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     key = (ep.resource.group, ep.resource.resource)
     if key in reviews.REVIEW_RESOURCES:
         return await reviews.create(ep, request, request[USER_KEY])
+    if key == ("", "componentstatuses"):  # computed by probing on every read
+        return await (componentstatuses.get if ep.request_info.name else componentstatuses.list_)(ep, request)
     if key == ("", "bindings"):
         # POST /api/v1/namespaces/ns/bindings: a Binding whose metadata.name names the pod.
         binding = await bodies.read_object(request)

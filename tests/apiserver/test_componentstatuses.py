@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 from apiserver import componentstatuses
+from cluster import supervisor
 from tests.apiserver.test_health import close_store
 
 _WARNING = "299 - \"v1 ComponentStatus is deprecated in v1.19+\""
@@ -64,3 +67,24 @@ async def test_only_get_and_list_are_served(api):
     status, _, _ = await api.request("GET", "/api/v1/componentstatuses?watch=true")
     assert status == 405
 
+
+async def test_a_co_process_is_healthy_while_it_runs_and_unhealthy_once_it_exited():
+    running = await supervisor.CoProcess("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"]).start()
+    exited = await supervisor.CoProcess("crasher", [sys.executable, "-c", "raise SystemExit(3)"],
+                                        backoff_initial=60).start()
+    try:
+        assert await running.health() == ("True", "ok", "")
+        assert exited.process is not None
+        await exited.process.wait()  # now in its restart backoff
+        assert await exited.health() == ("False", "", "crasher exited with code 3 (restarts: 0)")
+    finally:
+        await running.stop()
+        await exited.stop()
+
+
+async def test_embedded_controllers_are_healthy_once_their_caches_fill(api):
+    controllers = await supervisor.start_controllers(url=api.url, embedded=True)
+    try:
+        assert await controllers.health() == ("True", "ok", "")
+    finally:
+        await controllers.stop()

@@ -69,7 +69,8 @@ async def list_(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     sel = listing.selection(ep, {k: v for k, v in request.query.items() if k in ("labelSelector", "fieldSelector")})
     probes = _probes(ep.server)
     found = await asyncio.gather(*(_status(name, probe) for name, probe in probes.items()))
-    items = [obj for obj in found if sel.matches(obj)]
+    # Items of a typed list carry no kind or apiVersion of their own on upstream's wire.
+    items = [{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")} for obj in found if sel.matches(obj)]
     return _respond(ep, request, {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items})
 
 

@@ -42,7 +42,7 @@ class Spec:
     """One built document: its JSON, ETag and build time; the protobuf form on first use."""
 
     def __init__(self, document: dict[str, Any]) -> None:
-        self.document = document
+        # Only the bytes are kept: the dict form is several times their size.
         self.json = msgspec.json.encode(document)
         # Upstream's ETag: the SHA-512 of the JSON, upper-case hex, quoted; the protobuf form
         # shares it (responses vary by Accept).
@@ -52,7 +52,7 @@ class Spec:
 
     def protobuf(self) -> bytes:
         if self._protobuf is None:
-            self._protobuf = openapi_v2_protobuf.encode(self.document)
+            self._protobuf = openapi_v2_protobuf.encode(msgspec.json.decode(self.json))
         return self._protobuf
 
 

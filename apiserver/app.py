@@ -187,7 +187,12 @@ def _openapi_v2(request: web.Request, server: Server) -> web.StreamResponse:
     headers = {"Vary": "Accept", "Etag": spec.etag, "Last-Modified": _http_date(spec.last_modified)}
     if _not_modified(request, spec.etag, spec.last_modified):
         return web.Response(status=304, headers=headers)
-    body = spec.json if media == _V2_JSON else spec.protobuf()
+    try:
+        body = spec.json if media == _V2_JSON else spec.protobuf()
+    except ValueError:
+        # kube-openapi answers 503 when the protobuf form cannot be made (and logs why).
+        log.exception("cannot encode /openapi/v2 as protobuf")
+        return web.Response(status=503, headers={"Vary": "Accept"})
     return web.Response(body=body, headers={**headers, "Content-Type": media, "Accept-Ranges": "bytes"})
 
 

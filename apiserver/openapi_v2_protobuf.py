@@ -184,7 +184,14 @@ def _fill(msg: Any, node: Mapping[str, Any], table: Mapping[str, tuple[str, Any]
 
 
 def _set(msg: Any, field: str, value: Any) -> None:
-    setattr(msg, field, value)
+    try:
+        setattr(msg, field, value)
+    except TypeError:
+        # A JSON number can reach an int64 field as 5.0; anything else is not gnostic's shape.
+        kind = msg.DESCRIPTOR.fields_by_name[field].type
+        if not (kind == _FD.TYPE_INT64 and isinstance(value, float) and value.is_integer()):
+            raise ValueError(f"{value!r} is not a valid {field} of {type(msg).__name__}") from None
+        setattr(msg, field, int(value))
 
 
 def _strings(msg: Any, field: str, value: Any) -> None:

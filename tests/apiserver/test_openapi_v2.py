@@ -140,6 +140,9 @@ def test_a_crd_appears_and_the_cached_document_follows_the_registry():
     assert items == {"type": "array", "items": {"$ref": "#/definitions/com.example.v1.Widget"}}
     patch = doc["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"]["patch"]
     assert "application/strategic-merge-patch+json" not in patch["consumes"]
+    decoded = openapi_v2_protobuf.message_class("Document")()
+    decoded.ParseFromString(after.protobuf())
+    assert "com.example.v1.Widget" in [d.name for d in decoded.definitions.additional_properties]
 
 
 def test_a_crd_that_keeps_unknown_fields_at_its_root_is_a_bare_object():
@@ -177,6 +180,16 @@ def test_the_protobuf_form_decodes_to_the_same_document(doc):
     assert body_param[0].schema._ref == "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
     ok = next(r.value.response for r in item.get.responses.response_code if r.name == "200")
     assert ok.schema.schema._ref == "#/definitions/io.k8s.api.core.v1.Pod"
+
+
+def test_json_numbers_reach_integer_fields_as_integers():
+    decoded = openapi_v2_protobuf.message_class("Document")()
+    decoded.ParseFromString(openapi_v2_protobuf.encode(
+        {"swagger": "2.0", "definitions": {"X": {"type": "string", "maxLength": 5.0, "maximum": 3}}}))
+    x = decoded.definitions.additional_properties[0].value
+    assert (x.max_length, x.maximum) == (5, 3.0)
+    with pytest.raises(ValueError, match="'five' is not a valid max_length of Schema"):
+        openapi_v2_protobuf.encode({"swagger": "2.0", "definitions": {"X": {"maxLength": "five"}}})
 
 
 def test_encoding_refuses_what_gnostic_refuses():

@@ -371,10 +371,10 @@ class _DocumentBuilder:
 
     def __init__(self, group: str, version: str) -> None:
         self.prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        words = [w for w in (group or "core").removesuffix(".k8s.io").split(".") if w]
         # Upstream's operation ids and tags: readAppsV1NamespacedDeployment, tag apps_v1.
-        self.gv_word = "".join(_title(w) for w in words) + _title(version)
-        self.tag = words[0] + "".join(_title(w) for w in words[1:]) + "_" + version
+        group_word, group_tag = group_words(group)
+        self.gv_word = group_word + _title(version)
+        self.tag = group_tag + "_" + version
         self.paths: dict[str, dict[str, Any]] = {}
         self.roots: set[str] = set()
         self.custom: dict[str, Any] = {}
@@ -538,6 +538,12 @@ class _DocumentBuilder:
                                f"connect{self.gv_word}{_title(method)}{scoped_kind}{_title(sub.name)}{suffix}",
                                f"connect {method.upper()} requests to {sub.name} of {info.kind}", target_query,
                                _responses({"type": "string"}, media_types=("*/*",)))
+
+
+def group_words(group: str) -> tuple[str, str]:
+    """How operation ids and tags name a group: ("RbacAuthorization", "rbacAuthorization"), ("Core", "core")."""
+    words = [w for w in (group or "core").removesuffix(".k8s.io").split(".") if w]
+    return "".join(_title(w) for w in words), words[0] + "".join(_title(w) for w in words[1:])
 
 
 def _title(word: str) -> str:

@@ -34,6 +34,8 @@ _SCHEMA_KEYS = frozenset({
     "maxProperties", "minProperties", "required", "enum", "additionalProperties", "type", "items", "allOf",
     "properties", "discriminator", "readOnly", "xml", "externalDocs", "example",
 })
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+_DISCOVERY_MEDIA = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 
@@ -78,6 +80,7 @@ def build(reg: registry.Registry) -> dict[str, Any]:
             v3 = openapi.spec(reg, group, ver)
             info = v3["info"]
             converter.add(v3)
+    converter.add_discovery(reg)
     return {
         "swagger": "2.0",
         "info": info,
@@ -116,6 +119,31 @@ class _Converter:
         if name in self.custom_kinds:
             return custom_kind_schema(schema)
         return convert_schema(schema)
+
+    def add_discovery(self, reg: registry.Registry) -> None:
+        """The discovery and version paths upstream's v2 document also lists (the v3 ones do not)."""
+        def get(path: str, operation_id: str, tag: str, what: str, definition: str,
+                media: tuple[str, ...] = _DISCOVERY_MEDIA) -> None:
+            self.paths[path] = {"get": {
+                "description": what, "consumes": list(media), "produces": list(media), "schemes": ["https"],
+                "tags": [tag], "operationId": operation_id,
+                "responses": {"200": {"description": "OK", "schema": {"$ref": _V2_PREFIX + definition}},
+                              "401": {"description": "Unauthorized"}}}}
+            for name in openapi.reachable([definition]):
+                self.definitions.setdefault(name, builtin_definition(name))
+
+        get("/api/", "getCoreAPIVersions", "core", "get available API versions", _META + "APIVersions")
+        get("/apis/", "getAPIVersions", "apis", "get available API versions", _META + "APIGroupList")
+        get("/version/", "getCodeVersion", "version", "get the code version", "io.k8s.apimachinery.pkg.version.Info",
+            ("application/json",))
+        for group in reg.groups():
+            word, tag = openapi.group_words(group)
+            if group:
+                get(f"/apis/{group}/", f"get{word}APIGroup", tag, "get information of a group", _META + "APIGroup")
+            for ver in reg.served_versions(group):
+                prefix = f"/apis/{group}/{ver}/" if group else f"/api/{ver}/"
+                get(prefix, f"get{word}{ver[:1].upper()}{ver[1:]}APIResources", f"{tag}_{ver}",
+                    "get available resources", _META + "APIResourceList")
 
     # -- paths and operations --------------------------------------------------------------
     def _path_item(self, item: Mapping[str, Any]) -> dict[str, Any]:

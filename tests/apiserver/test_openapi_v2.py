@@ -71,6 +71,9 @@ def test_definitions_keep_upstream_names_and_v2_forms(doc):
 def test_every_operation_has_an_action_a_kind_and_v2_bodies(doc):
     actions = set()
     for path, method, op in _operations(doc):
+        assert op["responses"]["200"]["schema"], (path, method)
+        if path.endswith("/"):
+            continue  # discovery and version: no action, no kind (as upstream)
         actions.add(op["x-kubernetes-action"])
         assert {"group", "version", "kind"} <= set(op["x-kubernetes-group-version-kind"]), (path, method)
         assert op["responses"]["401"] == {"description": "Unauthorized"}
@@ -80,6 +83,19 @@ def test_every_operation_has_an_action_a_kind_and_v2_bodies(doc):
             assert len(bodies) == 1 and bodies[0]["required"] is True, (path, method)
     assert actions >= {"get", "list", "post", "put", "patch", "delete", "deletecollection", "watch", "watchlist",
                        "connect"}
+
+
+def test_discovery_and_version_paths_are_listed_as_upstream_lists_them(doc):
+    paths = doc["paths"]
+    assert paths["/api/"]["get"]["operationId"] == "getCoreAPIVersions"
+    assert paths["/apis/"]["get"]["operationId"] == "getAPIVersions"
+    assert paths["/version/"]["get"]["responses"]["200"]["schema"] == {
+        "$ref": "#/definitions/io.k8s.apimachinery.pkg.version.Info"}
+    group = paths["/apis/rbac.authorization.k8s.io/"]["get"]
+    assert (group["operationId"], group["tags"]) == ("getRbacAuthorizationAPIGroup", ["rbacAuthorization"])
+    resources = paths["/api/v1/"]["get"]
+    assert (resources["operationId"], resources["tags"]) == ("getCoreV1APIResources", ["core_v1"])
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.GroupVersionForDiscovery" in doc["definitions"]
 
 
 def test_patch_operations_declare_field_validation_where_kubectl_looks_for_it(doc):
@@ -93,7 +109,7 @@ def test_patch_operations_declare_field_validation_where_kubectl_looks_for_it(do
 
 
 def test_unserved_versions_are_absent(doc):
-    assert not any(op["x-kubernetes-group-version-kind"] == {"group": "resource.k8s.io", "version": "v1beta1",
+    assert not any(op.get("x-kubernetes-group-version-kind") == {"group": "resource.k8s.io", "version": "v1beta1",
                                                              "kind": "DeviceClass"}
                    for _, _, op in _operations(doc))
     assert "/apis/resource.k8s.io/v1/deviceclasses" in doc["paths"]

@@ -92,6 +92,7 @@ def endpoint_for(server: Server, info: RequestInfo) -> Endpoint:
         # /api/v1/namespaces/x/nodes is not a route (kube answers 404 for it).
         raise errors.route_not_found()
     strategy = kinds.strategy_for(
-        resource.group, resource.resource, namespaced=resource.namespaced, has_status="status" in resource.subresources
+        resource.group, resource.resource, namespaced=resource.namespaced, has_status="status" in resource.subresources,
+        namespaces=server.namespaces.get,
     )
     return Endpoint(server, info, resource, strategy)

@@ -4,8 +4,10 @@ kube's rules (registry/generic/registry/store.go): an object with finalizers —
 `foregroundDeletion`/`orphan` ones a propagationPolicy adds — is only marked (deletionTimestamp,
 deletionGracePeriodSeconds 0) and stays until an update removes the last finalizer; a pod bound to
 a node is marked with its grace period and left for its kubelet; anything else is removed at once.
-Called by `handlers/delete.py` (DELETE, DeleteCollection) and by the update paths
-(`finish_if_finalized`), so that removing the last finalizer deletes the object.
+What a finished DELETE answers (the object or a Success Status) is `delete_answers.py`'s table;
+an object only marked answers itself, with 202 when the client asked `orphanDependents: false`
+(endpoints/handlers/delete.go). Called by `handlers/delete.py` (DELETE, DeleteCollection) and by
+the update paths (`finish_if_finalized`), so that removing the last finalizer deletes the object.
 """
 
 from __future__ import annotations
@@ -16,14 +18,12 @@ from typing import Any, Mapping
 
 import msgspec
 
-from apiserver import bodies, errors, responses, writing
+from apiserver import bodies, delete_answers, errors, responses, writing
 from apiserver.context import Endpoint
 from storage import Record, errors as storage_errors
 
 _POLICIES = ("Foreground", "Background", "Orphan")
 _POLICY_FINALIZERS = {"Foreground": "foregroundDeletion", "Orphan": "orphan"}
-# Kinds whose DELETE answers with the object rather than a Status (kube's ReturnDeletedObject).
-RETURNS_OBJECT = frozenset({("", "pods"), ("", "services"), ("", "namespaces")})
 
 
 @dataclass
@@ -33,6 +33,7 @@ class DeleteOptions:
     dry_run: bool = False
     uid: str | None = None
     resource_version: str | None = None
+    orphan_dependents: bool | None = None  # as sent (deprecated field); False asks for 202 while pending
 
 
 def options(body: dict[str, Any], query: Mapping[str, str]) -> DeleteOptions:
@@ -54,6 +55,7 @@ def options(body: dict[str, Any], query: Mapping[str, str]) -> DeleteOptions:
         raise _invalid_options("propagationPolicy", policy,
                                'supported values: "Foreground", "Background", "Orphan"', unsupported=True)
     opts.policy = policy or ("Orphan" if orphan else ("Background" if orphan is False else None))
+    opts.orphan_dependents = orphan if isinstance(orphan, bool) else None
     dry = [v for v in (query.getall("dryRun", []) if hasattr(query, "getall") else [])] + list(body.get("dryRun") or [])
     opts.dry_run = writing.check_dry_run([v for v in dry if v])
     pre = body.get("preconditions") or {}
@@ -176,9 +178,16 @@ def _check_preconditions(ep: Endpoint, name: str, obj: dict[str, Any], opts: Del
         )
 
 
+def status_code(opts: DeleteOptions, gone: bool) -> int:
+    """200, or 202 Accepted for an object left pending when the client sent `orphanDependents: false`.
+
+    Upstream would answer 202 for every pending deletion but keeps 200 for old clients' sake."""
+    return 202 if not gone and opts.orphan_dependents is False else 200
+
+
 def result_body(ep: Endpoint, obj: dict[str, Any]) -> dict[str, Any]:
-    """What a finished DELETE answers: the object for some kinds, a Success Status for the rest."""
-    if (ep.resource.group, ep.resource.resource) in RETURNS_OBJECT or not ep.resource.builtin:
+    """What a finished DELETE answers: the object where the store returns it, else a Success Status."""
+    if delete_answers.returns_object(ep.resource):
         return obj
     details: dict[str, Any] = {"name": obj["metadata"].get("name", "")}
     if ep.resource.group:

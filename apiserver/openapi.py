@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from apiserver import registry, schemas, version
+from apiserver import delete_answers, registry, schemas, version
 
 _DEF_PREFIX = "#/$defs/"
 _COMPONENT_PREFIX = "#/components/schemas/"
@@ -119,10 +119,12 @@ def _hashes(reg: registry.Registry) -> dict[tuple[str, str], str]:
 
 @functools.cache
 def _builder_identity() -> bytes:
-    # The documents also depend on this code and on the schema set: a changed builder must not
-    # keep serving old `?hash=` URLs that clients cache as immutable.
+    # The documents also depend on this code, the schema set and the DELETE answers table: a
+    # changed builder must not keep serving old `?hash=` URLs that clients cache as immutable.
     with open(__file__, "rb") as f:
         source = f.read()
+    with open(delete_answers.TABLE_PATH, "rb") as f:
+        source += f.read()
     return hashlib.sha256(source + schemas.SCHEMA_VERSION.encode() + version.KUBERNETES_VERSION.encode()).digest()
 
 
@@ -399,8 +401,11 @@ class _DocumentBuilder:
         self.paths[path][method] = op
 
     def rest(self, path: str, action: str, gvk: dict[str, str], operation_id: str, what: str,
-             schema: dict[str, Any], *, strategic: bool = True, query: tuple[str, ...] = ()) -> None:
-        """One REST operation: its method, query, request body and responses follow from the action."""
+             schema: dict[str, Any], *, strategic: bool = True, query: tuple[str, ...] = (),
+             returns_object: bool = False) -> None:
+        """One REST operation: its method, query, request body and responses follow from the action.
+
+        `returns_object`: a delete answers `schema` (the kind) rather than Status."""
         if action in ("get", "list"):
             media = _WATCH_TYPES if action == "list" else (JSON,)
             self.operation(path, "get", action, gvk, operation_id, what, query or _ACTION_QUERY[action],
@@ -414,11 +419,16 @@ class _DocumentBuilder:
             media = _PATCH_TYPES if strategic else tuple(t for t in _PATCH_TYPES if "strategic" not in t)
             self.operation(path, "patch", "patch", gvk, operation_id, what, _ACTION_QUERY["patch"],
                            _responses(schema, ("200", "201")), _content(_ref(PATCH), media))
-        else:  # delete, deletecollection: a DeleteOptions body, a Status back
-            self.roots.update((DELETE_OPTIONS, STATUS))
+        else:  # delete, deletecollection: a DeleteOptions body; the object or a Status back
+            # Upstream declares the kind where the store returns the deleted object (the
+            # installer's deleteReturnsDeletedObject), Status elsewhere and on every collection.
+            answer = schema if returns_object and action == "delete" else _ref(STATUS)
+            self.roots.add(DELETE_OPTIONS)
+            if answer is not schema:
+                self.roots.add(STATUS)
             codes = ("200", "202") if action == "delete" else ("200",)
             self.operation(path, "delete", action, gvk, operation_id, what, _ACTION_QUERY[action],
-                           _responses(_ref(STATUS), codes), _content(_ref(DELETE_OPTIONS)))
+                           _responses(answer, codes), _content(_ref(DELETE_OPTIONS)))
 
     def add_resource(self, info: registry.ResourceInfo) -> None:
         kind_name = _kind_component_name(info)
@@ -457,7 +467,8 @@ class _DocumentBuilder:
                                          ("patch", "patch", "patch", "partially update the specified"),
                                          ("delete", "delete", "delete", "delete a")):
             if verb in verbs:
-                self.rest(item, action, gvk, f"{word}{op_kind}", f"{what} {kind}", kind_ref, strategic=info.builtin)
+                self.rest(item, action, gvk, f"{word}{op_kind}", f"{what} {kind}", kind_ref, strategic=info.builtin,
+                          returns_object=verb == "delete" and delete_answers.declares_object(info))
 
         if "watch" in verbs:
             self._watch_paths(info, gvk, op_kind, ns_segment)

@@ -14,7 +14,8 @@ import signal
 import sys
 
 from apiserver import runner
-from cluster import cli, event_loop
+from client import event_loop
+from cluster import cli
 
 
 async def serve(data_dir: str) -> None:

@@ -14,7 +14,7 @@ import sys
 
 from aiohttp import web
 
-from cluster import event_loop
+from client import event_loop
 
 
 async def serve(body: bytes) -> None:

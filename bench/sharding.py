@@ -38,7 +38,8 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from cluster import cli, event_loop
+from client import event_loop
+from cluster import cli
 from storage import Store
 
 REPO = Path(__file__).resolve().parents[1]

@@ -24,7 +24,8 @@ import aiohttp
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
 from apiserver.features import FeatureGates
-from cluster import certs, event_loop, kubeconfig, supervisor
+from client import event_loop
+from cluster import certs, kubeconfig, supervisor
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ import sys
 
 from client import kubeconfig
 from client.rest import RestClient
-from cluster import event_loop
+from client import event_loop
 from controllers import builtin
 
 log = logging.getLogger("haru.controllers")

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from client import cache
-from client.informer import Event
+from client.informer import Event, Informer
 from client.resources import Resource
-
-if TYPE_CHECKING:
-    from controllers.manager import ControllerContext
+from client.rest import RestClient
+from client.workqueue import WorkQueue
 
 
 @dataclass(frozen=True)
@@ -65,13 +64,26 @@ class Controller(Protocol):
     async def reconcile(self, key: Hashable) -> Result | None: ...
 
 
+class Context(Protocol):
+    """What a controller may use of the manager that runs it (`manager.ControllerContext` is it)."""
+
+    client: RestClient
+    queue: WorkQueue  # the controller's own
+
+    def add_watch(self, watch: Watch) -> Informer: ...
+
+    async def remove_watch(self, watch: Watch) -> None: ...
+
+    def informer(self, watch: Watch) -> Informer | None: ...
+
+
 class Prepares(Protocol):
     """Optional: runs once before `watches` is read (discover what to watch)."""
 
-    async def prepare(self, ctx: "ControllerContext") -> None: ...
+    async def prepare(self, ctx: Context) -> None: ...
 
 
 class RunsInBackground(Protocol):
     """Optional: a loop that runs beside the workers (re-discovery, periodic checks)."""
 
-    async def run(self, ctx: "ControllerContext") -> None: ...
+    async def run(self, ctx: Context) -> None: ...

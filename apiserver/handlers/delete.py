@@ -1,19 +1,21 @@
 """DELETE of one object, and DELETE of a collection (DeleteCollection).
 
 The rules (preconditions, finalizers, grace periods, what the answer is) are `deletion.py`'s; this
-module reads the options and the selection and shapes the response. DeleteCollection deletes each
-selected object with the same options and answers a Success Status, as kube-apiserver does for
-the typed clients. Called by `app.py` for verbs `delete` and `deletecollection`.
+module reads the options and the selection and shapes the response. DeleteCollection lists with
+the request's selectors, deletes each listed object with the same options, and answers the List
+it deleted from — the items as they were listed, whatever each delete did — as the generic
+store's DeleteCollection does for every resource (its OpenAPI says Status; clients ignore the
+body). Dry runs answer the same shapes. Called by `app.py` for verbs `delete` and
+`deletecollection`.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from apiserver import deletion, listing, responses
+from apiserver import deletion, errors, listing, responses
 from apiserver.context import Endpoint
 from apiserver.crds import output as crd_output
-from apiserver import errors
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
@@ -21,7 +23,7 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     obj, gone = await deletion.delete(ep, ep.request_info.name, opts)
     obj = crd_output.stored_object(ep, obj)  # custom resources: the requested version
     body = deletion.result_body(ep, obj) if gone else obj
-    return responses.json_response(body)
+    return responses.json_response(body, status=deletion.status_code(opts, gone))
 
 
 async def handle_collection(ep: Endpoint, request: web.Request) -> web.StreamResponse:
@@ -34,4 +36,7 @@ async def handle_collection(ep: Endpoint, request: web.Request) -> web.StreamRes
         except errors.APIError as exc:
             if exc.code != 404:  # already gone is fine: someone else finished it
                 raise
-    return responses.json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
+    page = crd_output.page(ep, page)  # custom resources: the requested version
+    body = responses.list_body(ep.resource.list_kind, ep.resource.api_version, listing.list_metadata(page),
+                               [record.value for record in page.records])
+    return responses.bytes_response(body)

@@ -7,14 +7,16 @@ strategy: `status_strategy()`, `finalize_strategy()` (namespaces), `ephemeralcon
 and `resize_strategy()` (pods); "pods/resize"-style names are accepted here too. Name rules are
 upstream's ValidateXName: DNS-1123 subdomain unless listed — DNS label for namespaces, DNS-1035
 label for services, path segment for RBAC objects and core/v1 events. Custom resources get
-`crds.strategy.CustomResourceStrategy` over the definition `crds.served` holds for them.
+`crds.strategy.CustomResourceStrategy` over the definition `crds.served` holds for them. Kinds
+whose rules read a namespace (DRA admin access) get the server's lookup as `namespaces`.
 """
 
 from __future__ import annotations
 
 from apiserver.kinds import (
-    admission_policies, configmap, cronjob, daemonset, defaulting, deployment, event, job, lease, namespace, persistentvolumeclaim, pod,
-    podtemplate, priorityclass, replicaset, secret, service, statefulset,
+    admission_policies, admin_access, configmap, cronjob, daemonset, defaulting, deployment, event, fixed_fields, job,
+    lease, namespace, persistentvolume, persistentvolumeclaim, pod, podtemplate, priorityclass, replicaset,
+    resourceclaim, secret, service, statefulset,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -31,9 +33,8 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("", "serviceaccounts"): (Strategy, "subdomain"),
     ("", "events"): (event.CoreEventStrategy, "path"),
     ("", "persistentvolumeclaims"): (persistentvolumeclaim.PersistentVolumeClaimStrategy, "subdomain"),
-    ("", "persistentvolumes"): (defaulting.NoGenerationStrategy, "subdomain"),
+    ("", "persistentvolumes"): (persistentvolume.PersistentVolumeStrategy, "subdomain"),
     ("", "nodes"): (defaulting.NoGenerationStrategy, "subdomain"),
-    ("", "resourcequotas"): (defaulting.NoGenerationStrategy, "subdomain"),
     ("events.k8s.io", "events"): (event.EventsV1Strategy, "subdomain"),
     ("apps", "deployments"): (deployment.DeploymentStrategy, "subdomain"),
     ("apps", "replicasets"): (replicaset.ReplicaSetStrategy, "subdomain"),
@@ -44,16 +45,23 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("coordination.k8s.io", "leases"): (lease.LeaseStrategy, "subdomain"),
     ("scheduling.k8s.io", "priorityclasses"): (priorityclass.PriorityClassStrategy, "subdomain"),
     ("rbac.authorization.k8s.io", "roles"): (Strategy, "path"),
-    ("rbac.authorization.k8s.io", "rolebindings"): (Strategy, "path"),
     ("rbac.authorization.k8s.io", "clusterroles"): (Strategy, "path"),
-    ("rbac.authorization.k8s.io", "clusterrolebindings"): (Strategy, "path"),
+    ("rbac.authorization.k8s.io", "rolebindings"): (fixed_fields.RoleBindingStrategy, "path"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"): (fixed_fields.RoleBindingStrategy, "path"),
+    ("resource.k8s.io", "resourceclaims"): (resourceclaim.ResourceClaimStrategy, "subdomain"),
+    ("resource.k8s.io", "resourceclaimtemplates"): (resourceclaim.ResourceClaimTemplateStrategy, "subdomain"),
     ("apiextensions.k8s.io", "customresourcedefinitions"): (crd_strategy.CustomResourceDefinitionStrategy, "subdomain"),
     **{key: (cls, "subdomain") for key, cls in admission_policies.STRATEGIES.items()},
+    **{key: (cls, "subdomain") for key, cls in fixed_fields.STRATEGIES.items()},
 }
 
 
-def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: bool) -> Strategy:
-    """The strategy of a resource, or of "resource/subresource" (status, finalize, ephemeralcontainers, resize)."""
+def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: bool,
+                 namespaces: admin_access.NamespaceLookup | None = None) -> Strategy:
+    """The strategy of a resource, or of "resource/subresource" (status, finalize, ephemeralcontainers, resize).
+
+    `namespaces` looks a namespace up by name (the server's cache); without it, strategies that need
+    one report it as not found."""
     resource, _, subresource = resource.partition("/")
     custom = served.lookup(group, resource) if (group, resource) not in TABLE else None
     if custom is not None:
@@ -61,6 +69,8 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
     else:
         cls, name_rule = TABLE.get((group, resource), (Strategy, "subdomain"))
         main = cls(namespaced=namespaced, has_status=has_status, name_rule=name_rule)
+        if isinstance(main, resourceclaim.NamespaceReading):
+            main.namespaces = namespaces
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

@@ -5,7 +5,8 @@ NonIndexed, suspend false, podReplacementPolicy, manualSelector false, labels co
 template. Create (manualSelector false): the template gets job-name, controller-uid and their
 batch.kubernetes.io/ forms; the selector is batch.kubernetes.io/controller-uid. Update: selector,
 completionMode and the template are immutable (a suspended, never-started Job may change its
-scheduling directives). `job_spec()` also validates CronJob job templates.
+scheduling directives); an Indexed Job's completions change only in step with parallelism.
+`job_spec()` also validates CronJob job templates.
 """
 
 from __future__ import annotations
@@ -132,15 +133,24 @@ class JobStrategy(pod_template.TemplateOwnerStrategy):
         causes += self._generated_selector(new, prefixed=prefixed)
         causes += job_spec(spec, "spec", require_selector=True, old_spec=old_spec)
         causes += v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        elastic = spec.get("completionMode") == "Indexed" and spec.get("completions") == spec.get("parallelism") \
-            and old_spec.get("completions") == old_spec.get("parallelism") and spec.get("completions") is not None
-        if not elastic:
-            causes += v.immutable("spec.completions", spec.get("completions"), old_spec.get("completions"))
+        causes += _completions_update(spec, old_spec)
         causes += pod_template.selector_unchanged(spec, old_spec)
         causes += _template_update(spec, old_spec, old)
         for name in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"):
             causes += v.immutable(f"spec.{name}", spec.get(name), old_spec.get(name))
         return causes
+
+
+def _completions_update(spec: Obj, old_spec: Obj) -> Causes:
+    """Completions are fixed, except that an Indexed Job (elastic, GA) may change them along with parallelism."""
+    completions = spec.get("completions")
+    if spec.get("completionMode") != "Indexed":
+        return v.immutable("spec.completions", completions, old_spec.get("completions"))
+    if completions == old_spec.get("completions") or completions is None:
+        return []  # a missing value is job_spec's "Required value" already
+    if completions != spec.get("parallelism"):
+        return [v.invalid("spec.completions", completions, "can only be modified in tandem with spec.parallelism")]
+    return []
 
 
 def _template_update(spec: Obj, old_spec: Obj, old: Obj) -> Causes:

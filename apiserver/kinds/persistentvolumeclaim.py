@@ -1,5 +1,7 @@
 """PersistentVolumeClaims: volumeMode default, status.phase Pending, spec validation and the
-"spec is immutable after creation" rule (a bound claim may still grow resources.requests).
+"spec is immutable after creation" rule: volumeName may be set once, a nil storageClassName set,
+volumeAttributesClassName changed (not unset), and a bound claim's storage request resized (down
+to no less than status.capacity).
 
 PVCs have a status subresource but no metadata.generation. Upstream: ValidatePersistentVolumeClaim
 (Update) in pkg/apis/core/validation; the trailing cmp.Diff is rendered by `spec_diff.py`.
@@ -10,7 +12,7 @@ from __future__ import annotations
 import copy
 
 from apiserver import validation as v
-from apiserver.kinds import spec_diff
+from apiserver.kinds import fixed_fields, spec_diff
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
@@ -62,26 +64,37 @@ class PersistentVolumeClaimStrategy(DefaultingStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
         causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}) + self.validate(new)
-        spec, old_spec = copy.deepcopy(new.get("spec") or {}), copy.deepcopy(old.get("spec") or {})
-        if not old_spec.get("volumeName"):
-            old_spec.pop("volumeName", None)  # the binder may set volumeName once
+        new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+        spec, old_spec_copy = copy.deepcopy(new_spec), copy.deepcopy(old_spec)
+        if not old_spec_copy.get("volumeName"):
+            old_spec_copy.pop("volumeName", None)  # the binder may set volumeName once
             if "volumeName" in spec:
-                old_spec["volumeName"] = spec["volumeName"]
-        if not old_spec.get("storageClassName") and spec.get("storageClassName"):
-            old_spec["storageClassName"] = spec["storageClassName"]  # nil → set is an allowed upgrade
-        bound = (new.get("status") or {}).get("phase") == "Bound"
-        if bound:
+                old_spec_copy["volumeName"] = spec["volumeName"]
+        if old_spec.get("storageClassName") is None and spec.get("storageClassName") is not None:
+            spec.pop("storageClassName")  # nil → set is the retroactive default class's upgrade
+            old_spec_copy.pop("storageClassName", None)
+        if (new.get("status") or {}).get("phase") == "Bound":
             requests = (spec.get("resources") or {}).get("requests")
             if requests is not None:
                 requests["storage"] = ((old_spec.get("resources") or {}).get("requests") or {}).get("storage")
-            if spec.get("volumeAttributesClassName") is not None:
-                spec["volumeAttributesClassName"] = old_spec.get("volumeAttributesClassName")
-        if spec != old_spec:
-            causes.append(v.forbidden("spec", f"{_IMMUTABLE}\n{spec_diff.diff(old_spec, spec, 'spec')}"))
-        new_size = v.parse_quantity(((new.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage"))
-        old_size = v.parse_quantity(((old.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage"))
-        capacity = v.parse_quantity(((old.get("status") or {}).get("capacity") or {}).get("storage"))
-        if new_size is not None and old_size is not None and new_size < old_size \
-                and (capacity is None or new_size <= capacity):
+        # volumeAttributesClassName may change in any phase; only unsetting it is refused below.
+        spec.pop("volumeAttributesClassName", None)
+        old_spec_copy.pop("volumeAttributesClassName", None)
+        if fixed_fields.semantic(spec) != fixed_fields.semantic(old_spec_copy):
+            causes.append(v.forbidden("spec", f"{_IMMUTABLE}\n{spec_diff.diff(old_spec_copy, spec, 'spec')}"))
+        new_size = v.parse_quantity(((new_spec.get("resources") or {}).get("requests") or {}).get("storage"))
+        old_size = v.parse_quantity(((old_spec.get("resources") or {}).get("requests") or {}).get("storage"))
+        # RecoverVolumeExpansionFailure (GA): a claim may shrink back down to, not below, what it has.
+        capacity = v.parse_quantity(((old.get("status") or {}).get("capacity") or {}).get("storage")) or 0
+        if new_size is not None and old_size is not None and new_size < old_size and new_size <= capacity:
             causes.append(v.forbidden("spec.resources.requests.storage", "field can not be less than status.capacity"))
+        # Upstream names this path without "spec." (and reports it besides the spec rule).
+        causes += v.immutable("volumeMode", new_spec.get("volumeMode"), old_spec.get("volumeMode"))
+        old_class, new_class = old_spec.get("volumeAttributesClassName"), new_spec.get("volumeAttributesClassName")
+        if old_class is not None and new_class != old_class:
+            if new_class is None:
+                causes.append(v.forbidden("spec.volumeAttributesClassName", "update from non-nil value to nil is forbidden"))
+            elif new_class == "":
+                causes.append(v.forbidden("spec.volumeAttributesClassName",
+                                          "update from non-nil value to an empty string is forbidden"))
         return causes

@@ -6,7 +6,8 @@ Create: defaults (`podspec_defaults`) → ServiceAccount/DefaultTolerationSecond
 sync (`apparmor.py`; its deprecation Warnings come from `create_warnings`). Update: status kept, generation
 bumped on any spec change, then `pod_update`'s rule. gitRepo volumes are refused on create
 (`volume_policy.py`); an update cannot add volumes to a pod. `/status`, `/ephemeralcontainers` and
-`/resize` have their own strategies (`status_strategy()`, `pod_subresources.py`).
+`/resize` have their own strategies (`status_strategy()`, `pod_subresources.py`); what all of them
+validate of metadata and spec is `pod_validation.py`'s.
 """
 
 from __future__ import annotations
@@ -15,42 +16,11 @@ from typing import Any
 
 from apiserver import validation as v
 from apiserver.kinds import (
-    apparmor, pod_admission, pod_qos, pod_update, podspec_defaults, podspec_validation, volume_policy,
+    apparmor, pod_admission, pod_qos, pod_subresources, pod_update, podspec_defaults, volume_policy,
 )
+from apiserver.kinds.pod_validation import metadata_and_spec, mirror_annotation_update
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj, StatusStrategy
-
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-
-
-def metadata_and_spec(pod: Obj, name_rule: str) -> Causes:
-    """validatePodMetadataAndSpec: what create, update and the subresources all check."""
-    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-    causes = v.object_meta(meta, namespaced=True, name_rule=name_rule)
-    if MIRROR_ANNOTATION in (meta.get("annotations") or {}) and not spec.get("nodeName"):
-        causes.append(v.invalid(f"metadata.annotations[{MIRROR_ANNOTATION}]", meta["annotations"][MIRROR_ANNOTATION],
-                                "must set spec.nodeName if mirror pod annotation is set"))
-    causes += apparmor.pod_annotations(meta.get("annotations"), spec, "metadata.annotations")
-    causes += podspec_validation.pod_spec(spec, "spec", is_pod=True)
-    if not spec.get("serviceAccountName"):
-        for vi, volume in enumerate(spec.get("volumes") or []):
-            for si, source in enumerate((volume.get("projected") or {}).get("sources") or []):
-                if source.get("serviceAccountToken") is not None:
-                    causes.append(v.forbidden(f"spec.volumes[{vi}].projected.sources[{si}].serviceAccountToken",
-                                              "must not be specified when serviceAccountName is not set"))
-    return causes
-
-
-def mirror_annotation_update(new: Obj, old: Obj) -> Causes:
-    new_value = ((new.get("metadata") or {}).get("annotations") or {}).get(MIRROR_ANNOTATION)
-    old_value = ((old.get("metadata") or {}).get("annotations") or {}).get(MIRROR_ANNOTATION)
-    field = f"metadata.annotations[{MIRROR_ANNOTATION}]"
-    if old_value is not None and new_value != old_value:
-        return [v.forbidden(field, "may not remove or update mirror pod annotation")]
-    if old_value is None and new_value is not None:
-        return [v.forbidden(field, "may not add mirror pod annotation")]
-    return []
-
 
 class PodStrategy(DefaultingStrategy):
     counts_generation = True
@@ -122,11 +92,9 @@ class PodStrategy(DefaultingStrategy):
         return PodStatusStrategy(self)
 
     def ephemeralcontainers_strategy(self) -> DefaultingStrategy:
-        from apiserver.kinds import pod_subresources
         return pod_subresources.EphemeralContainersStrategy(self)
 
     def resize_strategy(self) -> DefaultingStrategy:
-        from apiserver.kinds import pod_subresources
         return pod_subresources.ResizeStrategy(self)
 
 

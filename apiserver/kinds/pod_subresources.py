@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 from apiserver import errors, validation as v
-from apiserver.kinds import pod, pod_qos, spec_diff
+from apiserver.kinds import pod_qos, pod_validation, spec_diff
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj
 
@@ -23,7 +23,7 @@ _CPU_MEMORY = ("cpu", "memory")
 class _PodPartStrategy(DefaultingStrategy):
     counts_generation = True
 
-    def __init__(self, main: "pod.PodStrategy") -> None:
+    def __init__(self, main: DefaultingStrategy) -> None:
         super().__init__(namespaced=True, has_status=True, name_rule=main.name_rule)
         self.main = main
 
@@ -47,7 +47,7 @@ class _PodPartStrategy(DefaultingStrategy):
 
     def _common(self, new: Obj, old: Obj) -> Causes:
         causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        return causes + pod.metadata_and_spec(new, self.name_rule)
+        return causes + pod_validation.metadata_and_spec(new, self.name_rule)
 
 
 class EphemeralContainersStrategy(_PodPartStrategy):
@@ -61,8 +61,8 @@ class EphemeralContainersStrategy(_PodPartStrategy):
         self._take(new, old, spec)
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        causes = self._common(new, old) + pod.mirror_annotation_update(new, old)
-        if pod.MIRROR_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
+        causes = self._common(new, old) + pod_validation.mirror_annotation_update(new, old)
+        if pod_validation.MIRROR_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
             return [v.forbidden("", "static pods do not support ephemeral containers")]
         by_name = {c.get("name"): c for c in (new.get("spec") or {}).get("ephemeralContainers") or []}
         for existing in (old.get("spec") or {}).get("ephemeralContainers") or []:
@@ -131,7 +131,7 @@ class ResizeStrategy(_PodPartStrategy):
         spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
         if any((s.get("resources") or {}).get("requests") or (s.get("resources") or {}).get("limits") for s in (spec, old_spec)):
             return [v.forbidden("", "pods with pod-level resources cannot be resized")]
-        if pod.MIRROR_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
+        if pod_validation.MIRROR_ANNOTATION in ((old.get("metadata") or {}).get("annotations") or {}):
             return [v.forbidden("", "static pods cannot be resized")]
         if (old_spec.get("os") or {}).get("name") == "windows":
             return [v.forbidden("", "windows pods cannot be resized")]

@@ -122,7 +122,7 @@ async def test_delete_collection_removes_what_the_selector_matches(api: InProces
     for i in range(4):
         await api.request("POST", CMS, json=_cm(f"dc{i}", labels={"batch": "odd" if i % 2 else "even"}))
     status, answer, _ = await api.request("DELETE", f"{CMS}?labelSelector=batch%3Dodd")
-    assert status == 200 and answer["status"] == "Success"
+    assert status == 200 and [i["metadata"]["name"] for i in answer["items"]] == ["dc1", "dc3"]
     _, listed, _ = await api.request("GET", f"{CMS}?labelSelector=batch")
     assert [i["metadata"]["name"] for i in listed["items"]] == ["dc0", "dc2"]
 

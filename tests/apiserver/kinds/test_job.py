@@ -162,3 +162,17 @@ def test_a_cronjob_job_template_may_not_choose_its_selector():
 def test_concurrency_policy_is_an_enum():
     assert messages(create(cronjobs(), a_cronjob(concurrencyPolicy="Sometimes"))) == [
         'spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"']
+
+
+@pytest.mark.parametrize("mode, completions, parallelism, expected", [
+    ("Indexed", 5, 3, ["spec.completions: Invalid value: 5: can only be modified in tandem with spec.parallelism"]),
+    ("Indexed", 3, 5, []),
+    ("NonIndexed", 5, 5, ["spec.completions: Invalid value: 5: field is immutable"]),
+], ids=["an indexed job's completions move only with parallelism", "its parallelism alone may change",
+        "a non-indexed job's completions never change"])
+def test_completions_on_update(mode, completions, parallelism, expected):
+    s = jobs()
+    old = created(s, a_job(completionMode=mode, completions=3, parallelism=3))
+    new = edited(old)
+    new["spec"]["completions"], new["spec"]["parallelism"] = completions, parallelism
+    assert messages(update(s, new, old)) == expected

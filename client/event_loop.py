@@ -3,8 +3,9 @@
 uvloop's loop and transports are written in C; measured, they take 13-18 % off the cost of each
 HTTP request (`shared/reference/measurements.md` §1.5) and more off a create. Nothing in haru
 depends on which loop runs: tests run the in-process server on asyncio's and `haru up` on uvloop,
-so both stay exercised. Callers: `cluster.cli` (`haru up`), `python -m controllers`, the bench's
-server children.
+so both stay exercised. It lives in `client/` because every co-process (controllers now, the scheduler
+and the hollow nodes next) imports `client` and may not import the supervisor's `cluster`. Callers:
+`cluster.cli` (`haru up`), `python -m controllers`, the bench's server children.
 """
 
 from __future__ import annotations

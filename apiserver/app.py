@@ -9,7 +9,6 @@ registry's rows and the strategies. Built by `build()`; run by `cluster/` (`haru
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import time
 from typing import Any, Awaitable, Callable
@@ -132,7 +131,7 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
             raise errors.route_not_found()
         return responses.json_response(body)
     if path == "/openapi/v2":
-        return _openapi_v2(request, server)
+        return openapi_v2.respond(request, server.registry)
     if path == "/openapi/v3":
         return responses.json_response(openapi.root(server.registry))
     if path.startswith("/openapi/v3/"):
@@ -169,68 +168,6 @@ def _openapi_document(request: web.Request, server: Server, rest: str) -> web.St
     if request.headers.get("If-None-Match") == etag:
         return web.Response(status=304, headers=headers)
     return web.Response(body=body, content_type="application/json", headers=headers)
-
-
-# kube-openapi's formats for /openapi/v2, in its order of preference: JSON, then gnostic protobuf
-# under its old and its current media type (both answered with the current one).
-_V2_JSON, _V2_PROTOBUF = "application/json", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-_V2_FORMATS = (("application", "json", _V2_JSON),
-               ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", _V2_PROTOBUF),
-               ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", _V2_PROTOBUF))
-
-
-def _openapi_v2(request: web.Request, server: Server) -> web.StreamResponse:
-    media = _v2_media_type(request.headers.get("Accept") or "*/*")
-    if media is None:
-        return web.Response(status=406, headers={"Vary": "Accept"})
-    spec = openapi_v2.spec(server.registry)
-    headers = {"Vary": "Accept", "Etag": spec.etag, "Last-Modified": _http_date(spec.last_modified)}
-    if _not_modified(request, spec.etag, spec.last_modified):
-        return web.Response(status=304, headers=headers)
-    try:
-        body = spec.json if media == _V2_JSON else spec.protobuf()
-    except ValueError:
-        # kube-openapi answers 503 when the protobuf form cannot be made (and logs why).
-        log.exception("cannot encode /openapi/v2 as protobuf")
-        return web.Response(status=503, headers={"Vary": "Accept"})
-    return web.Response(body=body, headers={**headers, "Content-Type": media, "Accept-Ranges": "bytes"})
-
-
-def _v2_media_type(accept: str) -> str | None:
-    """The first format a clause of `Accept` takes, clauses by falling q (goautoneg's order)."""
-    clauses = []
-    for position, clause in enumerate(accept.split(",")):
-        kind, *params = (part.strip() for part in clause.split(";"))
-        q = 1.0
-        for param in params:
-            name, _, value = param.partition("=")
-            if name.strip() == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 0.0
-        main, _, sub = kind.partition("/")
-        if q > 0 and main:
-            clauses.append((-q, main == "*", sub == "*", position, main, sub))
-    for *_, main, sub in sorted(clauses):
-        for want_main, want_sub, media in _V2_FORMATS:
-            if main in (want_main, "*") and sub in (want_sub, "*"):
-                return media
-    return None
-
-
-def _not_modified(request: web.Request, etag: str, last_modified: float) -> bool:
-    """Go's http.ServeContent preconditions: If-None-Match, else If-Modified-Since."""
-    if_none_match = request.headers.get("If-None-Match")
-    if if_none_match is not None:
-        tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
-        return "*" in tags or etag in tags
-    since = request.if_modified_since
-    return since is not None and int(last_modified) <= since.timestamp()
-
-
-def _http_date(timestamp: float) -> str:
-    return email.utils.formatdate(timestamp, usegmt=True)
 
 
 # -- resource paths -----------------------------------------------------------------------

@@ -6,23 +6,28 @@ every operation with `consumes`/`produces`, a `body` parameter and `schema`-type
 path and query parameters shared under `parameters` and referenced (as upstream, which keeps the
 document small), and custom kinds narrowed as upstream narrows CRD schemas for v2 kubectl. Built on
 the first request, cached per registry generation (a CRD change is a new document); the protobuf
-form (`openapi_v2_protobuf.py`) is encoded on first demand. `app.py` serves `spec()`.
+form (`openapi_v2_protobuf.py`) is encoded on first demand. `respond()` is the endpoint (Accept,
+ETag, If-None-Match and If-Modified-Since as kube-openapi's handler); `app.py` calls it.
 """
 
 from __future__ import annotations
 
 import base64
+import email.utils
 import functools
 import hashlib
+import logging
 import time
 import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+from aiohttp import web
 
 from apiserver import openapi, openapi_v2_protobuf, registry, schemas
 
+log = logging.getLogger("haru.apiserver.openapi")
 _V3_PREFIX = "#/components/schemas/"
 _V2_PREFIX = "#/definitions/"
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
@@ -98,6 +103,71 @@ def _custom_kinds(reg: registry.Registry) -> frozenset[str]:
     return frozenset(openapi.kind_component_name(info) for info in reg.all() if not info.builtin)
 
 
+# -- serving -------------------------------------------------------------------------------
+# kube-openapi's formats for /openapi/v2, in its order of preference: JSON, then gnostic protobuf
+# under its old and its current media type (both answered with the current one).
+_V2_JSON, _V2_PROTOBUF = "application/json", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+_V2_FORMATS = (("application", "json", _V2_JSON),
+               ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", _V2_PROTOBUF),
+               ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", _V2_PROTOBUF))
+
+
+def respond(request: web.Request, reg: registry.Registry) -> web.Response:
+    """The answer to GET /openapi/v2: JSON or protobuf by `Accept`, 304 when the client has it."""
+    media = _v2_media_type(request.headers.get("Accept") or "*/*")
+    if media is None:
+        return web.Response(status=406, headers={"Vary": "Accept"})
+    current = spec(reg)
+    headers = {"Vary": "Accept", "Etag": current.etag, "Last-Modified": _http_date(current.last_modified)}
+    if _not_modified(request, current.etag, current.last_modified):
+        return web.Response(status=304, headers=headers)
+    try:
+        body = current.json if media == _V2_JSON else current.protobuf()
+    except ValueError:
+        # kube-openapi answers 503 when the protobuf form cannot be made (and logs why).
+        log.exception("cannot encode /openapi/v2 as protobuf")
+        return web.Response(status=503, headers={"Vary": "Accept"})
+    return web.Response(body=body, headers={**headers, "Content-Type": media, "Accept-Ranges": "bytes"})
+
+
+def _v2_media_type(accept: str) -> str | None:
+    """The first format a clause of `Accept` takes, clauses by falling q (goautoneg's order)."""
+    clauses = []
+    for position, clause in enumerate(accept.split(",")):
+        kind, *params = (part.strip() for part in clause.split(";"))
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        main, _, sub = kind.partition("/")
+        if q > 0 and main:
+            clauses.append((-q, main == "*", sub == "*", position, main, sub))
+    for *_, main, sub in sorted(clauses):
+        for want_main, want_sub, media in _V2_FORMATS:
+            if main in (want_main, "*") and sub in (want_sub, "*"):
+                return media
+    return None
+
+
+def _not_modified(request: web.Request, etag: str, last_modified: float) -> bool:
+    """Go's http.ServeContent preconditions: If-None-Match, else If-Modified-Since."""
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None:
+        tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
+        return "*" in tags or etag in tags
+    since = request.if_modified_since
+    return since is not None and int(last_modified) <= since.timestamp()
+
+
+def _http_date(timestamp: float) -> str:
+    return email.utils.formatdate(timestamp, usegmt=True)
+
+
+# -- conversion ----------------------------------------------------------------------------
 class _Converter:
     def __init__(self, custom_kinds: frozenset[str]) -> None:
         self.custom_kinds = custom_kinds

@@ -247,6 +247,13 @@ async def test_a_matching_etag_gets_304_and_a_new_crd_a_new_etag(api):
     assert status == 304 and body == "" and headers["Etag"] == etag
     status, _, _ = await api.request("GET", "/openapi/v2", headers={"If-None-Match": '"other"'})
     assert status == 200
+    status, _, _ = await api.request("GET", "/openapi/v2", headers={"If-Modified-Since": headers["Last-Modified"]})
+    assert status == 304
+    status, _, _ = await api.request("GET", "/openapi/v2", headers={
+        "If-Modified-Since": "Mon, 01 Jan 2024 00:00:00 GMT"})
+    assert status == 200
+    async with api.session.head(api.url + "/openapi/v2") as resp:
+        assert resp.status == 200 and resp.headers["Etag"] == etag and await resp.read() == b""
 
     status, _, _ = await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=_CRD)
     assert status == 201

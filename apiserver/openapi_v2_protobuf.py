@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
 PACKAGE = "openapi.v2"
@@ -139,8 +139,6 @@ def _file_descriptor() -> descriptor_pb2.FileDescriptorProto:
 
 @functools.cache
 def _classes() -> dict[str, type[Message]]:
-    from google.protobuf import any_pb2
-
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
     pool.Add(_file_descriptor())

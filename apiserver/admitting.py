@@ -241,6 +241,11 @@ class Follower:
         self.view = built.policies.view
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def running(self) -> bool:
+        """Whether it is still following the store (`/readyz`'s checks ask)."""
+        return self._task is not None and not self._task.done()
+
     async def start(self) -> None:
         revision = self.server.store.revision
         await self._policy_statuses()

@@ -15,7 +15,8 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver import auth, bodies, discovery, errors, metrics, openapi, requestinfo, responses, version
+from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
+                       requestinfo, responses, version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
 from apiserver.subresources import pods, reviews, scale, token
@@ -108,7 +109,7 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
     if path == "/version":
         return responses.json_response(version.info())
     if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-        return web.Response(text="ok", content_type="text/plain")
+        return health.respond(server, path, request.query)
     if path == "/metrics":
         counts = [(info.resource if not info.group else f"{info.resource}.{info.group}",
                    server.store.count(info.key_prefix))
@@ -133,6 +134,8 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         if body is None:
             raise errors.route_not_found()
         return responses.json_response(body)
+    if path == "/openapi/v2":
+        return openapi_v2.respond(request, server.registry)
     if path == "/openapi/v3":
         return responses.json_response(openapi.root(server.registry))
     if path.startswith("/openapi/v3/"):
@@ -214,6 +217,8 @@ async def _virtual(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     key = (ep.resource.group, ep.resource.resource)
     if key in reviews.REVIEW_RESOURCES:
         return await reviews.create(ep, request, request[USER_KEY])
+    if key == ("", "componentstatuses"):  # computed by probing on every read
+        return await (componentstatuses.get if ep.request_info.name else componentstatuses.list_)(ep, request)
     if key == ("", "bindings"):
         # POST /api/v1/namespaces/ns/bindings: a Binding whose metadata.name names the pod.
         binding = await bodies.read_object(request)

@@ -93,6 +93,11 @@ class LabelIndex:
             hashes[key] = sharding.hash_text(uid)
         self._hashed.add(prefix)
 
+    @property
+    def running(self) -> bool:
+        """Whether it is still following the store (`/readyz`'s checks ask)."""
+        return self._task is not None and not self._task.done()
+
     def start(self) -> None:
         self.revision = self.store.revision
         self._task = asyncio.create_task(self._follow(), name="label-index")

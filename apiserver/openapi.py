@@ -80,6 +80,19 @@ def group_version(reg: registry.Registry, group: str, version: str) -> bytes | N
     return body
 
 
+def spec(reg: registry.Registry, group: str, version: str) -> dict[str, Any]:
+    """One group-version's document as a dict, built afresh (`openapi_v2.py` converts these).
+
+    Its components are shared with the cache: read them, never mutate them.
+    """
+    return _build(reg.resources(group, version), group, version)
+
+
+def kind_component_name(info: registry.ResourceInfo) -> str:
+    """The components.schemas name of a row's kind, e.g. `io.k8s.api.core.v1.Pod`."""
+    return _kind_component_name(info)
+
+
 def document(reg: registry.Registry, path: str) -> tuple[bytes, str] | None:
     """For `/openapi/v3/<path>`: the document and its hash (quote it for an ETag), or None."""
     parts = path.strip("/").split("/")
@@ -360,10 +373,10 @@ class _DocumentBuilder:
 
     def __init__(self, group: str, version: str) -> None:
         self.prefix = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        words = [w for w in (group or "core").removesuffix(".k8s.io").split(".") if w]
         # Upstream's operation ids and tags: readAppsV1NamespacedDeployment, tag apps_v1.
-        self.gv_word = "".join(_title(w) for w in words) + _title(version)
-        self.tag = words[0] + "".join(_title(w) for w in words[1:]) + "_" + version
+        group_word, group_tag = group_words(group)
+        self.gv_word = group_word + _title(version)
+        self.tag = group_tag + "_" + version
         self.paths: dict[str, dict[str, Any]] = {}
         self.roots: set[str] = set()
         self.custom: dict[str, Any] = {}
@@ -536,6 +549,12 @@ class _DocumentBuilder:
                                f"connect{self.gv_word}{_title(method)}{scoped_kind}{_title(sub.name)}{suffix}",
                                f"connect {method.upper()} requests to {sub.name} of {info.kind}", target_query,
                                _responses({"type": "string"}, media_types=("*/*",)))
+
+
+def group_words(group: str) -> tuple[str, str]:
+    """How operation ids and tags name a group: ("RbacAuthorization", "rbacAuthorization"), ("Core", "core")."""
+    words = [w for w in (group or "core").removesuffix(".k8s.io").split(".") if w]
+    return "".join(_title(w) for w in words), words[0] + "".join(_title(w) for w in words[1:])
 
 
 def _title(word: str) -> str:

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
-from apiserver import bootstrap as bootstrap_module, label_index, registry, seed
+from apiserver import bootstrap as bootstrap_module, health, label_index, registry, seed
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
@@ -66,6 +66,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     application = app_module.build(server)
     # Stored CRDs are served before the first request; then the controller follows changes.
     crds = await crd_controller.start(server)
+    server.extra.update({health.CRD_CONTROLLER: crds, health.ADMISSION_FOLLOWER: follower})
     # Shutdown must not wait for long-running watches to end on their own.
     runner = web.AppRunner(application, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
@@ -76,6 +77,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     # The system namespaces and default/kubernetes exist before the URL is announced, and stay.
     keeper = bootstrap_module.Bootstrap(server, seed.wanted(server, actual_port, host))
     await keeper.start()
+    server.extra[health.BOOTSTRAPPED] = True
     scheme = "https" if ssl_context else "http"
     return Running(server, runner, f"{scheme}://{host}:{actual_port}", actual_port, crds, follower, keeper)
 

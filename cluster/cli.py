@@ -22,7 +22,7 @@ import sys
 import aiohttp
 
 from admission.policy import manifests
-from apiserver import runner
+from apiserver import componentstatuses, runner
 from apiserver.features import FeatureGates
 from client import event_loop
 from cluster import certs, kubeconfig, supervisor
@@ -105,6 +105,7 @@ async def up(args: argparse.Namespace) -> int:
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
         controllers = await supervisor.start_controllers(path, embedded=args.embedded)
+        componentstatuses.register(running.server, "controller-manager", controllers.health)
         await stop.wait()
     finally:
         if controllers is not None:

@@ -33,6 +33,10 @@ class Component(Protocol):
 
     async def stop(self) -> None: ...
 
+    async def health(self) -> tuple[str, str, str]:
+        """(condition status, message, error) as ComponentStatus reports it (apiserver/componentstatuses.py)."""
+        ...
+
 
 class CoProcess:
     """One child process, restarted when it exits on its own; `stop()` ends it for good."""
@@ -79,6 +83,15 @@ class CoProcess:
             delay = min(delay * 2, self.backoff_max)
             self.restarts += 1
 
+    async def health(self) -> tuple[str, str, str]:
+        # What a supervisor can see: the child is running, or it exited and waits for a restart.
+        process = self.process
+        if process is None:
+            return "Unknown", "", f"{self.name} has not started"
+        if process.returncode is None:
+            return "True", "ok", ""
+        return "False", "", f"{self.name} exited with code {process.returncode} (restarts: {self.restarts})"
+
     async def stop(self, timeout: float = 10.0) -> None:
         self._stopping = True
         if self._task is not None:
@@ -110,6 +123,10 @@ class EmbeddedControllers:
     async def stop(self) -> None:
         await self.manager.stop()
         await self.client.close()
+
+    async def health(self) -> tuple[str, str, str]:
+        problems = self.manager.problems()
+        return ("False", "", "; ".join(problems)) if problems else ("True", "ok", "")
 
 
 def controllers_argv(kubeconfig_path: str, *, python: str = sys.executable, verbose: bool = False) -> list[str]:

@@ -131,6 +131,11 @@ class Manager:
             missing = sorted(str(i.resource) for i in self.informers.values() if not i.has_synced)
             log.warning("starting before these caches filled (after %.0fs): %s", timeout, ", ".join(missing))
 
+    def problems(self) -> list[str]:
+        """What keeps the running controllers from working: ended workers, unfilled caches."""
+        ended = [f"{task.get_name()} ended" for task in self._tasks if task.done()]
+        return ended + sorted(f"cache of {i.resource} not filled" for i in self.informers.values() if not i.has_synced)
+
     def _spawn(self, coro: Any, name: str) -> None:
         task = asyncio.create_task(coro, name=name)
         task.add_done_callback(_log_crash)

@@ -48,6 +48,11 @@ class Controller:
         self._task: asyncio.Task[None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """Whether it is still following the store (`/readyz`'s checks ask)."""
+        return self._task is not None and not self._task.done()
+
     async def start(self) -> None:
         """Serve every stored CRD now (before the server answers), then follow changes."""
         listed = self.store.list(CRD_PREFIX)

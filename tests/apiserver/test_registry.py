@@ -173,7 +173,9 @@ def test_storage_version_hash_matches_upstream(reg):
 def test_deprecated_versions_carry_the_upstream_warning(reg):
     warnings = {r.resource: r.deprecation_warning for r in reg.all() if r.deprecation_warning}
     assert warnings == {"leasecandidates": "coordination.k8s.io/v1beta1 LeaseCandidate is deprecated in v1.36+, "
-                                           "unavailable in v1.39+"}
+                                           "unavailable in v1.39+",
+                        # k8s.io/api marks ComponentStatus deprecated in 1.19, with no removal planned.
+                        "componentstatuses": "v1 ComponentStatus is deprecated in v1.19+"}
 
 
 def test_add_and_remove_bump_the_generation():

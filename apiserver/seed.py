@@ -3,8 +3,9 @@
 `wanted(server, port, host)` lists them (`Kept`: storage key, a factory for a fresh copy, the
 fields the server owns); `ensure(server, items)` creates the missing ones as stored objects (uid,
 timestamps) and puts owned fields back where they drifted (the Service's ports and the endpoints'
-address after a restart on another port). `seed` runs both once; `bootstrap.py` keeps them present afterwards, as
-kube-apiserver's bootstrap controllers do. Called by `runner.start` before the server is announced.
+address after a restart on another port). `bootstrap.py` runs `ensure` before `runner.start`
+announces the server and whenever a kept object changes, as kube-apiserver's bootstrap
+controllers do.
 """
 
 from __future__ import annotations
@@ -172,6 +173,3 @@ def _cluster_ip_taken(server: Server, key: str, ip: str) -> bool:
             return True
     return False
 
-
-async def seed(server: Server, port: int, host: str = "127.0.0.1") -> None:
-    await ensure(server, wanted(server, port, host))

@@ -240,7 +240,7 @@ async def _subresource(ep: Endpoint, request: web.Request, info: requestinfo.Req
         handler = {"get": scale.get, "update": scale.put, "patch": scale.patch}[verb]
         return await handler(ep, request)
     if name == "binding":
-        return await pods.bind(ep, request, await bodies.read_object(request), info.name)
+        return await pods.bind(ep, request, await bodies.read_object(request, "Binding"), info.name)
     if name == "eviction":
         return await pods.evict(ep, request)
     if name == "token":

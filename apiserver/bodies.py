@@ -61,6 +61,9 @@ def decode_yaml(body: bytes) -> Any:
         return yaml.load(body, Loader=_yaml_loader)
     except yaml.YAMLError as exc:
         raise errors.bad_request(f"error decoding YAML: error converting YAML to JSON: {_yaml_error(exc)}") from None
+    except RecursionError:
+        raise errors.bad_request("error decoding YAML: error converting YAML to JSON: "
+                                 "yaml: exceeded max depth of 10000") from None
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
@@ -127,10 +130,12 @@ def _decode_object(kind: str, body: bytes) -> dict[str, Any]:
             obj = yaml.load(body, Loader=_yaml_loader)
         except yaml.YAMLError as exc:
             raise _Undecodable(f"error converting YAML to JSON: {_yaml_error(exc)}") from None
+        except RecursionError:
+            raise _Undecodable("error converting YAML to JSON: yaml: exceeded max depth of 10000") from None
     else:
         try:
             obj = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # msgspec refuses deep nesting by recursing
             raise _Undecodable(f"couldn't get version/kind; json parse error: {json_syntax.error_of(body) or exc}") from None
     if obj is None and kind != PROTOBUF:
         obj = {}  # Go unmarshals `null` (or an empty YAML document) into an empty object

@@ -33,6 +33,9 @@ def quote_char(c: int) -> str:
 
 def error_of(body: bytes) -> str | None:
     """The message Go's json.Unmarshal gives for `body`, or None when Go would parse it."""
+    deep = _too_deep(body)
+    if deep is not None:
+        return deep
     try:
         pos = _value(body, _skip(body, 0), "looking for beginning of value")
         pos = _skip(body, pos)
@@ -40,7 +43,34 @@ def error_of(body: bytes) -> str | None:
             _fail(body[pos], "after top-level value")
     except _Syntax as exc:
         return str(exc)
+    except RecursionError:
+        return None  # nested past what this walk follows: the caller keeps msgspec's own words
     return None
+
+
+def _too_deep(buf: bytes) -> str | None:
+    """Go's scanner refuses nesting past 10000 levels; this walk (recursive) would not get there."""
+    depth, in_string, escaped = 0, False, False
+    for c in buf:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:  # backslash
+                escaped = True
+            elif c == 0x22:
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return f"invalid character {quote_char(c)} exceeded max depth"
+        elif c in b"]}":
+            depth -= 1
+    return None
+
+
+MAX_DEPTH = 10000
 
 
 def _fail(c: int, context: str) -> None:

@@ -32,6 +32,15 @@ def test_go_json_syntax_errors(body, error):
     assert json_syntax.error_of(body) == error
 
 
+async def test_a_deeply_nested_broken_body_is_still_a_bad_request(api):
+    status, answer, _ = await api.request("POST", NS, data=b"[" * 100_000, headers={"Content-Type": "application/json"})
+    assert status == 400 and answer["reason"] == "BadRequest", answer
+    assert "json parse error: invalid character '[' exceeded max depth" in answer["message"]
+    status, answer, _ = await api.request("POST", NS, data=b"a: " + b"[" * 20_000,
+                                          headers={"Content-Type": "application/yaml"})
+    assert status == 400 and answer["reason"] == "BadRequest", answer
+
+
 @pytest.mark.parametrize("method, path", [("POST", NS), ("PUT", f"{NS}/default")], ids=["create", "update"])
 @pytest.mark.parametrize("content_type, body, message", [
     ("application/json", b'{"metadata": {"name": ',

@@ -4,6 +4,7 @@ JSON (also when the Content-Type is missing, as the Python client sends), YAML, 
 protobuf (`k8s\\0` envelope; kubectl's generators and helm send it) for objects; the four patch media
 types for PATCH. Called by the create/update/patch/delete handlers; what comes out is checked
 against the endpoint's kind in `check_kind` and pruned of unknown fields in `field_validation.py`.
+A body that does not decode gets kube's BadRequest texts (Go's JSON errors from `json_syntax.py`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apiserver import auth
-from apiserver.kinds import certificates
+from apiserver.kinds import certificate_validation
 from tests.apiserver.kinds.csr_requests import request_field
 from tests.apiserver.kinds.writes import create, messages, strategy
 
@@ -140,8 +140,8 @@ def test_a_tampered_request_fails_its_signature_check():
     at = der.find(b"tamper")
     der = der[:at] + b"T" + der[at + 1:]
     body = b"-----BEGIN CERTIFICATE REQUEST-----\n" + base64.encodebytes(der) + b"-----END CERTIFICATE REQUEST-----\n"
-    assert certificates._request_problem(base64.b64encode(body).decode()) == "x509: ECDSA verification failure"
-    assert certificates._request_problem(request_field("tamper")) is None
+    assert certificate_validation._request_problem(base64.b64encode(body).decode()) == "x509: ECDSA verification failure"
+    assert certificate_validation._request_problem(request_field("tamper")) is None
 
 
 def _self_signed_pem() -> bytes:

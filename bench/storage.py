@@ -47,7 +47,7 @@ class Sizes:
 
 
 FULL = Sizes(
-    writes_one_in_flight=3_000, write_rounds=3, list_size=10_000, gets_haru=100_000, gets_etcd=3_000,
+    writes_one_in_flight=3_000, write_rounds=6, list_size=10_000, gets_haru=100_000, gets_etcd=3_000,
     list_repeats=15, watchers=1_000, watch_rate=1_000, watch_seconds=5.0,
     etcd_watchers=100, etcd_watch_seconds=3.0,
     history=100_000, compaction_rate=500, compaction_seconds=8.0, compaction_rounds=4, warmup_writes=500,
@@ -150,7 +150,10 @@ async def run_cases(
             etcd = EtcdSide(anchor.client_port)
             await etcd.connect()
         pid = anchor.process.pid if anchor is not None and anchor.process is not None else None
-        sides = _storage_rows.Sides(sizes, haru, floor, etcd, etcd_missing, pid, progress, profile_dir)
+        sides = _storage_rows.Sides(
+            sizes, haru, floor, etcd, etcd_missing, pid, progress, profile_dir,
+            floor_bound_profile_dir=parent / "profiles" if _profiling.available() else None,
+        )
         return await _run_cases(sides, parent)
     finally:
         if etcd is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import etcd_anchor
+from bench import _storage_rows, _storage_table, etcd_anchor
 from bench import storage as bench_storage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,3 +113,35 @@ def test_missing_aetcd_client_is_named_in_the_etcd_column(monkeypatch: pytest.Mo
     assert binary is None
     assert why.startswith("missing: the aetcd client is not installed") and "pip install aetcd" in why
     assert bench_storage.etcd_missing(bench_storage.parse_args(["--haru-only"])) == (None, "not run (--haru-only)")
+
+
+def test_a_row_is_judged_against_each_of_its_targets() -> None:
+    def writes(haru: float, etcd: float | None, floor: float) -> _storage_table.Row:
+        return _storage_table.Row("w", "ops/s", haru, etcd, floor, etcd_target=2.5, floor_target=0.8,
+                                  etcd_missing="not run (--haru-only)")
+
+    assert writes(3000, 1000, 3500).verdict == "pass"
+    assert writes(3000, 1000, 4000).verdict == "FAIL (floor)"
+    assert writes(2000, 1000, 4000).verdict == "FAIL (etcd, floor)"
+    assert writes(3000, None, 3500).verdict == "pass (no etcd to judge)"
+    assert writes(3000, None, 3500).etcd_cell() == "not run (--haru-only)"
+    assert writes(float("nan"), 1000, 3500).verdict == "FAIL (no figure)"
+    # Latencies: lower is better, so the ratio is the other side's figure over haru's.
+    get = _storage_table.Row("get", "us", 2.0, 500.0, 1.0, higher_is_better=False, etcd_target=100.0)
+    assert get.ratio_to(get.etcd) == 250.0 and get.ratio_to(get.floor) == 0.5
+    assert get.verdict == "pass" and get.target == ">= 100x etcd"
+    assert _storage_table.Row("get", "us", 2.0, None, 1.0, higher_is_better=False,
+                              etcd_target=100.0).verdict == "n/a (no etcd)"
+    watch = _storage_table.Row("watch", "ms", 60.0, 5.0, 10.0, higher_is_better=False, limit=50.0,
+                               etcd_comparable=False)
+    assert watch.verdict == "FAIL" and "| -" in _storage_table.render_table([watch])
+
+
+def test_a_floor_that_misses_the_etcd_target_itself_is_called_floor_bound() -> None:
+    def note(haru: float, floor: float) -> list[str]:
+        row = _storage_table.Row("w", "ops/s", haru, 1000.0, floor, etcd_target=1.5, floor_target=0.8)
+        return _storage_rows._floor_bound_note(row)
+
+    assert note(1300, 1200)[0].startswith("FLOOR-BOUND: the bare floor itself reaches only 1.20x etcd")
+    assert "haru's own work" in note(1000, 3000)[0]
+    assert note(2000, 2100) == []

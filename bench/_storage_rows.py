@@ -238,8 +238,8 @@ async def list_row(sides: Sides) -> Row:
         etcd_missing=sides.etcd_missing, cpu=meter.uses,
         notes=["haru: Store.list -> Record tuples (key, JSON bytes, revisions) in one snapshot; "
                "floor: a bare cursor copying each value into a (key, value) tuple; etcd: one Range, "
-               "protobuf-decoded by gRPC, each entry made an aetcd KeyValue (its CPU includes the "
-               "harness's warm-up list per round)"]
+               "protobuf-decoded by gRPC, each entry made an aetcd KeyValue; each side's CPU covers "
+               "two lists per round, an untimed warm-up and the timed one"]
         + [f"{name}: {timing.describe()}" for name, timing in lists.items()],
     )
     if sides.profile_dir is not None:

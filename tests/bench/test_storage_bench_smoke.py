@@ -137,7 +137,7 @@ def test_a_row_is_judged_against_each_of_its_targets() -> None:
     assert watch.verdict == "FAIL" and "| -" in _storage_table.render_table([watch])
 
 
-def test_a_floor_that_misses_the_etcd_target_itself_is_called_floor_bound() -> None:
+def test_a_row_that_misses_the_etcd_target_where_the_floor_misses_it_too_is_floor_bound() -> None:
     def note(haru: float, floor: float) -> list[str]:
         row = _storage_table.Row("w", "ops/s", haru, 1000.0, floor, etcd_target=1.5, floor_target=0.8)
         return _storage_rows._floor_bound_note(row)
@@ -145,3 +145,5 @@ def test_a_floor_that_misses_the_etcd_target_itself_is_called_floor_bound() -> N
     assert note(1300, 1200)[0].startswith("FLOOR-BOUND: the bare floor itself reaches only 1.20x etcd")
     assert "haru's own work" in note(1000, 3000)[0]
     assert note(2000, 2100) == []
+    assert note(2000, 1200) == []  # haru met the etcd target: nothing is floor-bound
+    assert note(1300, 1600) == []  # haru misses it, but the floor would not: not floor-bound

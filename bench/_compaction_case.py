@@ -1,9 +1,10 @@
-"""Write latency while compaction runs, against the same paced writes without it (haru only).
+"""Write latency while compaction runs, against the same paced writes without it.
 
-`bench.storage` gives this case its own store, opened with a retention large enough that the
-store never compacts on its own, and fills it with a long history of durable writes. Then, in
+`bench.storage` gives this case a haru store of its own, opened with a retention large enough that
+it never compacts on its own, and runs it again on the bare floor (`bench._floor_side`); each is
+filled with a long history of durable writes. Then, in
 alternating rounds, paced open-loop writes run with no compaction (baseline) and while a
-background task compacts the next slice of that history steadily over the window (`Store.compact`
+background task compacts the next slice of that history steadily over the window (`compact`
 to a target that advances every 50 ms, so the work is spread over the window instead of finishing
 in its first fraction of a second). Alternating rounds keep a noisy neighbour on this shared
 machine from landing on one side only. Only writes issued before a slice finished count as "during".
@@ -12,15 +13,31 @@ machine from landing on one side only. Only writes issued before a slice finishe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ContextManager, Protocol
 
 from bench import _timing, _write_cases
-from bench._haru_side import HaruSide
 
 TICK_SECONDS = 0.05
+
+
+class Side(Protocol):
+    """What the case needs of a store (`HaruSide`, `FloorSide`)."""
+
+    name: str
+
+    @property
+    def revision(self) -> int: ...
+
+    @property
+    def compacted_revision(self) -> int: ...
+
+    async def put(self, key: str, obj: dict[str, Any]) -> int: ...
+
+    async def compact(self, revision: int) -> None: ...
 
 
 @dataclass
@@ -59,16 +76,17 @@ class CompactionResult:
 
 
 async def measure_compaction(
-    side: HaruSide,
+    side: Side,
     history_items: Iterable[tuple[str, dict[str, Any]]],
     baseline_items: Sequence[tuple[str, dict[str, Any]]],
     during_items: Sequence[tuple[str, dict[str, Any]]],
     rate: float,
     rounds: int,
+    span: Callable[[], ContextManager[None]] = contextlib.nullcontext,
 ) -> CompactionResult:
-    store = side.store
+    """`span()` wraps each paced window (the caller meters CPU there), never the history build."""
     built = await _write_cases.measure_writes(side.put, history_items, in_flight=64)
-    first, mark = store.compacted_revision, store.revision
+    first, mark = side.compacted_revision, side.revision
 
     baseline: list[float] = []
     during: list[float] = []
@@ -77,19 +95,21 @@ async def measure_compaction(
     per_round = len(during_items) // rounds
     for r in range(rounds):
         chunk = slice(r * per_round, (r + 1) * per_round)
-        baseline += [latency for _, latency in await _paced_latencies(side, baseline_items[chunk], rate)]
+        with span():
+            baseline += [latency for _, latency in await _paced_latencies(side, baseline_items[chunk], rate)]
 
         slice_from = first + (mark - first) * r // rounds
         slice_to = first + (mark - first) * (r + 1) // rounds
         compactor = asyncio.ensure_future(
             _steady_compaction(side, slice_from, slice_to, per_round / rate, failures)
         )
-        timed = await _paced_latencies(side, during_items[chunk], rate)
-        started, ended = await compactor
+        with span():
+            timed = await _paced_latencies(side, during_items[chunk], rate)
+            started, ended = await compactor
         compaction_seconds += ended - started
         during += [latency for issued, latency in timed if issued < ended]
-    if store.compacted_revision < mark:
-        raise AssertionError(f"compaction stopped at {store.compacted_revision}, asked for {mark}")
+    if side.compacted_revision < mark:
+        raise AssertionError(f"{side.name}: compaction stopped at {side.compacted_revision}, asked for {mark}")
     return CompactionResult(
         history=built.count, build_seconds=built.seconds, baseline=baseline, during=during,
         during_total=per_round * rounds, compaction_seconds=compaction_seconds,
@@ -98,7 +118,7 @@ async def measure_compaction(
 
 
 async def _steady_compaction(
-    side: HaruSide, first: int, mark: int, window: float, failures: list[str]
+    side: Side, first: int, mark: int, window: float, failures: list[str]
 ) -> tuple[float, float]:
     """Advance the compaction target from `first` to `mark` evenly over `window` seconds.
 
@@ -113,7 +133,7 @@ async def _steady_compaction(
         target = first + (mark - first) * tick // ticks
         for attempt in range(4):
             try:
-                await side.store.compact(target)
+                await side.compact(target)
                 break
             except RuntimeError as failure:
                 failures.append(str(failure))
@@ -123,7 +143,7 @@ async def _steady_compaction(
 
 
 async def _paced_latencies(
-    side: HaruSide, items: Sequence[tuple[str, dict[str, Any]]], rate: float
+    side: Side, items: Sequence[tuple[str, dict[str, Any]]], rate: float
 ) -> list[tuple[float, float]]:
     """(issue time, latency) of each write, started open-loop at `rate` per second."""
     perf = time.perf_counter

@@ -3,6 +3,7 @@
 `bench.storage` opens one `HaruSide` per store directory. Writes are `Store.create` of new keys
 (durable: acknowledged after the fsync'ed LMDB commit that holds them); reads are the store's own
 synchronous `get` and `list`, called in the event loop's thread as the API server will call them.
+`bench._compaction_case` drives `compact` and reads the revisions, as it does on the floor.
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ class HaruSide:
         """Durable create; returns the revision the store assigned."""
         record = await self.store.create(key, obj)
         return int(record.revision)
+
+    @property
+    def revision(self) -> int:
+        return self.store.revision
+
+    @property
+    def compacted_revision(self) -> int:
+        return self.store.compacted_revision
+
+    async def compact(self, revision: int) -> None:
+        await self.store.compact(revision)
 
     def get(self, key: str) -> Record | None:
         return self.store.get(key)

@@ -1,10 +1,12 @@
 """Watch fan-out latency: N watchers on one prefix, a writer pacing durable writes into it.
 
-`bench.storage` calls `measure_watch` once for haru (1,000 `Store.watch` watchers) and, smaller,
-once for etcd (aetcd watchers on one gRPC stream). Every watcher sees every write. A delivery's
-latency is the time a watcher got the event minus the time the write's `await` returned
-(acknowledged, i.e. durable); one delivered before that counts as 0 and is counted apart. The
-time from the write being issued is reported too, since it includes the commit itself.
+`bench._storage_rows.watch_row` calls `measure_watch` for haru (1,000 `Store.watch` watchers), for
+the bare floor (as many), and, smaller, for etcd (aetcd watchers on one gRPC stream). A paced
+open-loop writer offers the rate; every watcher sees every write. A delivery's latency, taken for
+every event of every watcher, is the time the watcher got it minus the commit time, the moment the
+write's `await` returned (the store's durable ack, the first moment outside the store that knows
+the commit); one delivered before that counts as 0 and is counted apart. The time from the write
+being issued is reported too, since it includes the commit itself.
 Deliveries are logged into flat arrays (`DeliveryLog`), not per-batch tuples: millions of small
 tracked objects would make the garbage collector stall the loop and charge it to the store.
 """
@@ -69,7 +71,7 @@ class WatchResult:
             f"{self.watchers:,} watchers x {self.writes:,} writes at {self.achieved_rate:,.0f}/s "
             f"(offered {self.offered_rate:,.0f}/s); {self.deliveries:,} deliveries, "
             f"{self.complete_watchers}/{self.watchers} watchers got every event in order; "
-            f"ack->delivered p50 {self.p50_ack_ms:.2f} ms, p99 {self.p99_ack_ms:.2f} ms, "
+            f"commit->delivered p50 {self.p50_ack_ms:.2f} ms, p99 {self.p99_ack_ms:.2f} ms, "
             f"max {self.max_ack_ms:.1f} ms ({self.before_ack:,} delivered before the ack, counted as 0); "
             f"issue->delivered p99 {self.p99_issue_ms:.2f} ms"
         )

@@ -4,8 +4,10 @@
 requests wait in `_pending`; when the commit returns, they all leave together as the next batch.
 A batch goes to the single writer thread (`storage/writer.py`), and back on the event loop each
 request is acknowledged only then, after the fsync'ed commit; after the acks the batch's events go
-to the watch hub (`storage/watch_hub.py`). Map growth on `MapFullError`, disk-full failures and the
-scheduling of compaction steps (`storage/compaction.py`) are handled here as well.
+to the watch hub (`storage/watch_hub.py`). The next batch leaves on the loop's next turn, once the
+acknowledged writers have run, so what they write next rides with it. Map growth on
+`MapFullError`, disk-full failures and the scheduling of compaction steps
+(`storage/compaction.py`) are handled here as well.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class GroupCommitter:
         self._pending: list[WriteRequest] = []
         self._batch_limit = MAX_BATCH  # halved while LMDB reports a transaction too big
         self._in_flight = False
+        self._start_due = False  # a start is queued on the loop behind the last batch's acks
         self._closing = False
         self._compact_target = compacted
         self._compaction_wanted = False
@@ -70,7 +73,7 @@ class GroupCommitter:
         if self._closing:
             raise errors.StorageUnavailable("the store is closed")
         self._pending.append(request)
-        if not self._in_flight:
+        if not self._in_flight and not self._start_due:
             self._start()
 
     async def compact(self, target: int) -> None:
@@ -88,7 +91,7 @@ class GroupCommitter:
     def nudge_compaction(self) -> None:
         """Run standalone compaction steps (between batches) until nothing more is due."""
         self._compaction_wanted = True
-        if not self._in_flight and not self._closing:
+        if not self._in_flight and not self._start_due and not self._closing:
             self._start()
 
     async def close(self) -> None:
@@ -137,6 +140,8 @@ class GroupCommitter:
         self._in_flight = False
         if outcome.failure is None:
             self._committed(batch, plan, outcome)
+            if batch:
+                return  # _committed queued the next start behind the acks
         elif isinstance(outcome.failure, lmdb.MapFullError) and self._grow_map():
             self._pending[:0] = batch  # retry the same batch, in the same order, first
         elif isinstance(outcome.failure, lmdb.TxnFullError) and len(batch) > 1:
@@ -169,8 +174,21 @@ class GroupCommitter:
             else:
                 request.future.set_result(result)
         self._resolve_compaction_waiters()
+        if batch:
+            # The next batch starts on the loop's next turn, after the tasks just acknowledged
+            # (their wake-ups are queued above) and before the watchers woken below: a writer that
+            # writes again right after its ack joins that batch instead of waiting a whole commit
+            # for the one after. Starting at once split 64 writers into two alternating batches of
+            # 32, halving what each fsync carried (bench.storage, 64 in flight).
+            self._start_due = True
+            self._loop.call_soon(self._start_when_due)
         if outcome.events:
             self._publish(outcome.events)
+
+    def _start_when_due(self) -> None:
+        self._start_due = False
+        if not self._in_flight:
+            self._start()
 
     def _failed(self, batch: list[WriteRequest], failure: BaseException) -> None:
         """The transaction was aborted: every write of the batch fails, the revision stays."""

@@ -170,21 +170,39 @@ def list_prefix(
 def _page_now(
     txn: lmdb.Transaction, dbs: layout.Databases, start: bytes, prefix: bytes, limit: int
 ) -> tuple[list[Record], int | None]:
-    """The current state's page: the hot path of every list, so one tight loop."""
+    """The current state's page: the hot path of every list, so one tight loop.
+
+    Every name a turn needs is a local, the end of the prefix is one bytes comparison with the
+    first key past it, and "no limit" is a length no page reaches: each costs a lookup or a call
+    per record otherwise (~7% of a 10k-record list, bench.storage's list row).
+    """
     records: list[Record] = []
     cursor = txn.cursor(db=dbs.objects)
     if not cursor.set_range(start):
         return records, 0
+    end = _past_prefix(prefix)
+    stop = limit if limit else -1
     unpack_header = _OBJECT_HEADER.unpack_from
+    header = _OBJECT_HEADER.size
+    append = records.append
     build = tuple.__new__  # Record(...) without NamedTuple's Python-level __new__
     for key, raw in cast(Iterator[tuple[bytes, bytes]], cursor):
-        if not key.startswith(prefix):
+        if key >= end:
             return records, 0
-        if len(records) == limit and limit:
+        if len(records) == stop:
             return records, _count_keys(txn, dbs, key, prefix)
         revision, create_revision = unpack_header(raw)
-        records.append(build(Record, (key.decode(), raw[_OBJECT_HEADER.size :], revision, create_revision)))
+        append(build(Record, (key.decode(), raw[header:], revision, create_revision)))
     return records, 0
+
+
+def _past_prefix(prefix: bytes) -> bytes:
+    """The least byte string above every key that starts with `prefix` (keys are at most
+    MAX_KEY_BYTES long, so MAX_KEY_BYTES + 1 0xff bytes is above them all)."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return b"\xff" * (layout.MAX_KEY_BYTES + 1)
+    return stripped[:-1] + bytes((stripped[-1] + 1,))
 
 
 def _count_keys(txn: lmdb.Transaction, dbs: layout.Databases, first: bytes, prefix: bytes) -> int | None:

@@ -54,6 +54,25 @@ async def test_concurrent_writes_share_few_commits_and_are_acked_after_theirs(
     assert max(spy.batch_sizes) > 1
 
 
+async def test_writers_that_write_again_right_after_their_ack_join_the_next_batch_together(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 64 writers, each writing again as soon as its write is acknowledged. The first writer's write
+    # starts a batch alone; from then on every batch carries all 64, because the next batch starts
+    # only after the acknowledged writers have had their turn. (Starting it at once, with whatever
+    # was pending, kept splitting them into two alternating halves.)
+    spy = CommitSpy(monkeypatch)
+
+    async def writer(w: int) -> None:
+        for i in range(5):
+            await store.create(pod_key(f"w{w:02d}-{i}"), pod(f"w{w:02d}-{i}"))
+
+    await asyncio.gather(*(writer(w) for w in range(64)))
+
+    assert sum(spy.batch_sizes) == 320
+    assert spy.batch_sizes[1:5] == [64, 64, 64, 64], spy.batch_sizes
+
+
 async def test_a_batch_validates_each_write_against_earlier_writes_of_the_same_batch(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

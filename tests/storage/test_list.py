@@ -37,6 +37,20 @@ async def test_list_returns_only_the_prefix_in_key_order(store: Store) -> None:
     assert [r.revision for r in result.records] == [2, 3, 1]
 
 
+async def test_a_list_ends_exactly_where_the_prefix_ends(store: Store) -> None:
+    # "0" is the byte after "/": the first key past "/registry/pods/ns/" in key order.
+    keys = ["/registry/pods/ns/", "/registry/pods/ns/a", "/registry/pods/ns/\u00e9t\u00e9",
+            "/registry/pods/ns0", "/registry/pods/ns0/b", "/registry/pods/ns"]
+    for i, key in enumerate(keys):
+        await store.create(key, pod(f"p{i}"))
+
+    assert [r.key for r in store.list("/registry/pods/ns/").records] == keys[:3]
+    assert [r.key for r in store.list("/registry/pods/ns/", limit=2).records] == keys[:2]
+    assert store.list("/registry/pods/ns/", limit=2).remaining == 1
+    assert [r.key for r in store.list("").records] == sorted(keys, key=str.encode)
+    assert store.list("/registry/pods/ns/\u00e9").records[0].key == keys[2]
+
+
 async def test_pages_are_served_at_the_first_pages_revision_while_writes_happen(store: Store) -> None:
     await fill(store, 10)
     first = store.list("/registry/pods/ns/", limit=4)

@@ -1,8 +1,8 @@
-"""The printed result of a benchmark run: machine facts, then one table, then the details.
+"""What every benchmark's printed report shares: the machine facts, value formats, Markdown tables.
 
-`bench.storage` builds one `Row` per case and calls `print_report`. A row carries both sides'
-figures, which way the ratio points, and the target; whether it passes is computed here, once,
-so no case decides its own verdict. A missed target is a FAIL in the table, never an exception.
+`bench.storage` prints `machine_facts` and builds its rows in `_storage_table.py`; `bench.apiserver`
+prints its own table through `markdown_table` (`_api_report.py`). Each table decides its verdicts in
+one place, never in the case that measured them.
 """
 
 from __future__ import annotations
@@ -11,58 +11,6 @@ import math
 import os
 import platform
 import sys
-from dataclasses import dataclass, field
-
-
-@dataclass
-class Row:
-    """One case. `haru`/`etcd` are numbers in `unit`; `higher_is_better` orients the ratio.
-
-    Ratio targets compare the two sides (`ratio_target`, e.g. 1.5 means "at least 1.5x etcd");
-    absolute targets (`limit`) compare haru's figure alone, e.g. a p99 of at most 50 ms.
-    """
-
-    case: str
-    unit: str
-    haru: float
-    etcd: float | None = None
-    higher_is_better: bool = True
-    ratio_target: float | None = None
-    limit: float | None = None
-    limit_label: str = ""
-    etcd_label: str = ""
-    show_ratio: bool = True  # False where etcd's figure is shown for context only
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ratio(self) -> float | None:
-        if not self.show_ratio or self.etcd is None or math.isnan(self.etcd) or math.isnan(self.haru):
-            return None
-        if self.higher_is_better:
-            return self.haru / self.etcd if self.etcd else math.inf
-        return self.etcd / self.haru if self.haru else math.inf
-
-    @property
-    def target(self) -> str:
-        if self.ratio_target is not None:
-            return f">= {self.ratio_target:g}x etcd"
-        if self.limit_label:
-            return self.limit_label
-        return "-"
-
-    @property
-    def verdict(self) -> str:
-        if math.isnan(self.haru):
-            return "FAIL (no figure)"
-        if self.ratio_target is not None:
-            ratio = self.ratio
-            if ratio is None:
-                return "n/a (no anchor)"
-            return "pass" if ratio >= self.ratio_target else "FAIL"
-        if self.limit is not None:
-            ok = self.haru >= self.limit if self.higher_is_better else self.haru <= self.limit
-            return "pass" if ok else "FAIL"
-        return "-"
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -96,25 +44,6 @@ def machine_facts(etcd_version: str | None) -> list[str]:
     return facts
 
 
-def render_table(rows: list[Row]) -> str:
-    header = ["case", "haru", "etcd", "ratio", "target", "pass/fail"]
-    lines = []
-    for row in rows:
-        ratio = row.ratio
-        etcd_cell = format_value(row.etcd, row.unit)
-        if row.etcd_label and row.etcd is not None:
-            etcd_cell += f" ({row.etcd_label})"
-        lines.append([
-            row.case,
-            format_value(row.haru, row.unit),
-            etcd_cell,
-            "-" if ratio is None else f"{ratio:,.1f}x",
-            row.target,
-            row.verdict,
-        ])
-    return markdown_table(header, lines)
-
-
 def markdown_table(header: list[str], lines: list[list[str]]) -> str:
     """A Markdown table with padded columns (shared by every benchmark's report)."""
     widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
@@ -125,13 +54,3 @@ def markdown_table(header: list[str], lines: list[list[str]]) -> str:
     out = [fmt(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [fmt(line) for line in lines]
     return "\n".join(out)
-
-
-def print_report(rows: list[Row]) -> None:
-    print()
-    print(render_table(rows))
-    print()
-    for row in rows:
-        for note in row.notes:
-            print(f"  {row.case}: {note}")
-    sys.stdout.flush()

@@ -36,18 +36,32 @@ class APIError(Exception):
         self.details = details
 
     def status(self) -> dict[str, Any]:
-        status: dict[str, Any] = {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
-        }
+        """The metav1.Status body, keys in Go's struct order (kind, apiVersion, metadata, status,
+        message, reason, details, code) and omitempty applied, as kube-apiserver writes it."""
+        status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+        if self.message:
+            status["message"] = self.message
+        if self.reason:
+            status["reason"] = self.reason
         if self.details:
-            status["details"] = self.details
+            status["details"] = _in_go_order(self.details, _DETAILS_ORDER)
+            if isinstance(self.details.get("causes"), list):
+                status["details"]["causes"] = [_in_go_order(c, _CAUSE_ORDER) if isinstance(c, dict) else c
+                                               for c in self.details["causes"]]
+        if self.code:
+            status["code"] = self.code
         return status
+
+
+# metav1.StatusDetails and metav1.StatusCause fields in Go's struct order (all omitempty).
+_DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+_CAUSE_ORDER = ("reason", "message", "field")
+
+
+def _in_go_order(values: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    ordered = {key: values[key] for key in order if values.get(key)}
+    ordered.update((key, value) for key, value in values.items() if key not in order)
+    return ordered
 
 
 def qualified(resource: str, group: str) -> str:

@@ -24,7 +24,7 @@ import uuid
 from typing import Any, Mapping
 
 from admission import attributes as admission_attributes
-from apiserver import admitting, allocations, bodies, errors, field_validation, managed_fields, type_check
+from apiserver import admitting, allocations, bodies, errors, field_validation, go_shape, managed_fields, type_check
 from apiserver.context import Endpoint
 from apiserver.strategy import Strategy
 
@@ -110,6 +110,8 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     meta.pop("generation", None)
     # Defaults first: kube applies them when it decodes, before admission and any strategy hook.
     strategy.default(obj)
+    shape = _go_shape(ep)
+    _as_go_decodes(obj, shape)
     # managedFields describe the object as its writer sent it (defaults included): upstream's
     # handlers run the field manager here, so what admission and the strategy add is nobody's.
     meta.pop("managedFields", None)
@@ -134,6 +136,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(obj) + attrs.warnings
     _keep(obj, recorded)
+    _as_go_decodes(obj, shape)
     return warnings
 
 
@@ -183,6 +186,8 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     if "generation" in old_meta:
         meta["generation"] = old_meta["generation"]
     strategy.default(new)
+    shape = _go_shape(ep)
+    _as_go_decodes(new, shape)
     managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              subresource, operation, track_status=_tracks_status(ep))  # as on create
     recorded = new["metadata"].get("managedFields")
@@ -196,6 +201,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(new, old) + attrs.warnings
     _keep(new, recorded)
+    _as_go_decodes(new, shape)
     return warnings
 
 
@@ -207,6 +213,20 @@ def _keep(obj: dict[str, Any], recorded: Any) -> None:
         meta.pop("managedFields", None)
     else:
         meta["managedFields"] = recorded
+
+
+def _go_shape(ep: Endpoint) -> go_shape.Plan | None:
+    """The Go encoding plan of a built-in kind; custom resources keep what their writers sent."""
+    return go_shape.plan_for(ep.resource.api_version, ep.resource.kind) if ep.resource.builtin else None
+
+
+def _as_go_decodes(obj: dict[str, Any], plan: go_shape.Plan | None) -> None:
+    """Upstream decodes a write into its Go type, so what the field manager, admission and the
+    store see has omitempty applied. Once before the field manager (an empty `labels: {}` owns
+    nothing there, as ToUnstructured leaves it out), once after admission and the strategy (what
+    they added goes to its Go place, and what they emptied is dropped)."""
+    if plan is not None:
+        go_shape.shape(obj, plan)
 
 
 def _tracks_status(ep: Endpoint) -> bool:

@@ -52,7 +52,8 @@ def stamp(obj: dict[str, Any], revision: int) -> bytes:
     """The JSON bytes of `obj` with `metadata.resourceVersion` = `str(revision)`.
 
     The caller's dict is not modified: the top level and `metadata` are shallow-copied, and the
-    copy keeps the key order (an existing resourceVersion is replaced where it stands), so an
+    copy keeps the key order (an existing resourceVersion is replaced where it stands, a new one goes
+    where Go's ObjectMeta has it: before generation, creationTimestamp, labels...), so an
     object decoded from stored bytes and stamped again with its own revision encodes to exactly
     the stored bytes. `guaranteed_update`'s no-op check relies on that.
     """
@@ -64,8 +65,28 @@ def stamp(obj: dict[str, Any], revision: int) -> bytes:
     elif not isinstance(metadata, dict):
         raise TypeError("metadata must be a dict")
     stamped = dict(obj)
-    stamped["metadata"] = {**metadata, "resourceVersion": str(revision)}
+    if "resourceVersion" in metadata or not metadata.keys() & _AFTER_RESOURCE_VERSION:
+        stamped["metadata"] = {**metadata, "resourceVersion": str(revision)}
+    else:
+        stamped["metadata"] = _with_revision(metadata, str(revision))
     return _encode(stamped)
+
+
+# ObjectMeta's fields after resourceVersion in Go's struct order: a new resourceVersion goes before
+# the first of them, where kube-apiserver's encoder writes it.
+_AFTER_RESOURCE_VERSION = frozenset({
+    "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+    "annotations", "ownerReferences", "finalizers", "managedFields",
+})
+
+
+def _with_revision(metadata: dict[str, Any], revision: str) -> dict[str, Any]:
+    placed: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if key in _AFTER_RESOURCE_VERSION and "resourceVersion" not in placed:
+            placed["resourceVersion"] = revision
+        placed[key] = value
+    return placed
 
 
 def same_object(obj: dict[str, Any], current: Record) -> bool:
@@ -74,7 +95,7 @@ def same_object(obj: dict[str, Any], current: Record) -> bool:
         return True
     metadata = obj.get("metadata")
     if isinstance(metadata, dict) and "resourceVersion" not in metadata:
-        # stamp() appended resourceVersion at the end of metadata, so the key order differs from
+        # stamp() placed resourceVersion itself, so the key order may differ from
         # the stored bytes even if nothing else does: compare both without it.
         stored = _decode(current.value)
         stored["metadata"].pop("resourceVersion", None)

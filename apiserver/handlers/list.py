@@ -84,13 +84,13 @@ async def _stream(ep: Endpoint, request: web.Request, sel: listing.Selection, re
     response = web.StreamResponse(headers={"Content-Type": responses.JSON_TYPE})
     response.enable_chunked_encoding()
     await response.prepare(request)
-    await response.write(head[:-2])  # everything up to and including `"items":[`
+    await response.write(head[:-len(responses.LIST_END)])  # everything up to and including `"items":[`
     separator = b""
     for page in pages:
         values = [record.value for record in crd_output.page(ep, page).records]
         if values:
             await response.write(separator + b",".join(values))
             separator = b","
-    await response.write(b"]}")
+    await response.write(responses.LIST_END)
     await response.write_eof()
     return response

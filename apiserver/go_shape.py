@@ -1,0 +1,198 @@
+"""The JSON shape Go's encoder gives a built-in object: omitempty applied, fields in Go order.
+
+kube-apiserver decodes every write into its Go type and encodes that, so an empty map or string
+under `omitempty` disappears (`annotations: {}`, `labels: {}`), a pointer keeps its zero value
+(`replicas: 0`, `hostUsers: false`), structs stay `{}`, fields come out in struct order (TypeMeta's
+`kind`, `apiVersion` first) and map keys sorted. `shape()` does that in place on a decoded object,
+with one plan per message compiled once from the protobuf table (`protobuf_schema.py`) and the
+Go declaration order of `data/k8s-1.36-go-order.json`. `writing.py` calls it on every write of a
+built-in kind; custom resources are left as their writers sent them, as upstream leaves them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+import msgspec
+
+from apiserver import protobuf_schema, protobuf_wire
+
+ORDER_PATH = os.path.join(os.path.dirname(__file__), "data", "k8s-1.36-go-order.json")
+
+# What omitempty (or omitzero) does with a field's value.
+KEEP = 0         # always written (no omitempty, or a non-pointer struct)
+DROP_FALSY = 1   # a zero scalar, "" or an empty map/slice is left out (a JSON null is too)
+DROP_NULL = 2    # a pointer (or omitzero Time): only nil is left out, a present zero value stays
+
+# How far to look inside a field's value.
+LEAF = 0         # scalars, special messages (Time, Quantity, RawExtension...): nothing inside
+STRUCT = 1       # a message
+STRUCTS = 2      # a slice of messages
+MAP = 3          # a map of scalars: keys sorted
+STRUCT_MAP = 4   # a map of messages: keys sorted, values shaped
+
+_TYPE_META = ("kind", "apiVersion")  # metav1.TypeMeta, inline first in every top-level kind
+# The protobuf envelope's own messages: never a field of a stored object, nothing to walk.
+_ENVELOPES = frozenset({"k8s.io.apimachinery.pkg.runtime.Unknown", "k8s.io.apimachinery.pkg.runtime.TypeMeta"})
+_OMITZERO = {("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp")}
+
+
+class Plan:
+    """One message's fields by JSON name, (Go position, omit rule, value plan, how to descend),
+    and per key sequence seen (`tuple(obj)`) what that sequence needs: objects of one kind come
+    in few key sequences, so the per-key decisions are made once per sequence, not per write."""
+
+    __slots__ = ("fields", "sequences")
+
+    def __init__(self) -> None:
+        self.fields: dict[str, tuple[int, int, Plan | None, int]] = {}
+        self.sequences: dict[tuple[str, ...], _Sequence] = {}
+
+    def sequence(self, keys: tuple[str, ...]) -> _Sequence:
+        found = self.sequences.get(keys)
+        if found is None:
+            found = _Sequence(self.fields, keys)
+            if len(self.sequences) < _MAX_SEQUENCES:
+                self.sequences[keys] = found
+        return found
+
+
+class _Sequence:
+    """What one key sequence of one message needs: which values omitempty may drop, which to
+    walk into, and whether the keys are out of Go order (then `order` is the Go order)."""
+
+    __slots__ = ("omits", "walks", "order")
+
+    def __init__(self, fields: dict[str, tuple[int, int, Plan | None, int]], keys: tuple[str, ...]) -> None:
+        unknown = len(fields)  # not Go fields (pruning normally removed them): kept, after the known ones
+        self.omits = tuple((k, fields[k][1]) for k in keys if k in fields and fields[k][1] != KEEP)
+        self.walks = tuple((k, fields[k][2], fields[k][3]) for k in keys if k in fields and fields[k][3] != LEAF)
+        positions = [fields[k][0] if k in fields else unknown for k in keys]
+        self.order: tuple[str, ...] | None = None
+        if positions != sorted(positions):
+            self.order = tuple(k for _, k in sorted(zip(positions, keys), key=lambda pk: pk[0]))
+
+
+_MAX_SEQUENCES = 512  # per message; past that (odd clients), sequences are worked out per write
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        table = protobuf_schema.table()
+        self.plans: dict[str, Plan] = {}
+        self.messages = table.plans
+        with open(ORDER_PATH, "rb") as f:
+            self.order: dict[str, list[int]] = msgspec.json.decode(f.read())["order"]
+
+    def plan(self, name: str, type_meta: bool = False) -> Plan:
+        key = name + ("+TypeMeta" if type_meta else "")
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = Plan()  # registered first: message types are cyclic (JSONSchemaProps)
+            rows: list[tuple[str, int, Plan | None, int]] = [(n, KEEP, None, LEAF) for n in _TYPE_META] \
+                if type_meta else []
+            self._flatten(name, rows)
+            plan.fields = {json_name: (pos, omit, sub, how) for pos, (json_name, omit, sub, how) in enumerate(rows)}
+        return plan
+
+    def _flatten(self, name: str, rows: list[tuple[str, int, Plan | None, int]]) -> None:
+        """The message's JSON fields in Go order; an inline struct's fields sit where it is embedded."""
+        message = self.messages[name]
+        numbers = self.order.get(name) or sorted(message.fields)
+        for number in numbers:
+            field = message.fields[number]
+            if field.hidden:
+                continue
+            if field.inline:
+                self._flatten(field.message.name, rows)
+                continue
+            rows.append((field.name, self._omit(name, field), *self._descend(field)))
+
+    @staticmethod
+    def _omit(message: str, field: protobuf_schema.FieldPlan) -> int:
+        if (message, field.name) in _OMITZERO:
+            return DROP_NULL
+        if not field.omit:
+            return KEEP
+        if field.pointer:
+            return DROP_NULL
+        if field.repeated or field.kind == protobuf_schema.MAP:
+            return DROP_FALSY
+        if field.kind == protobuf_schema.MESSAGE:
+            # omitempty does nothing to a Go struct; a wrapped slice (Verbs) is a slice.
+            return DROP_FALSY if field.message.is_slice else KEEP
+        return DROP_FALSY
+
+    def _descend(self, field: protobuf_schema.FieldPlan) -> tuple[Plan | None, int]:
+        message = field.message
+        walkable = message is not None and message.mode == protobuf_schema.GENERIC and not message.is_slice \
+            and message.name not in _ENVELOPES
+        if field.kind == protobuf_schema.MAP:
+            return (self.plan(message.name), STRUCT_MAP) if walkable else (None, MAP)
+        if not walkable:
+            return None, LEAF
+        return self.plan(message.name), STRUCTS if field.repeated else STRUCT
+
+
+@functools.cache
+def _compiler() -> _Compiler:
+    return _Compiler()
+
+
+@functools.cache
+def plan_for(api_version: str, kind: str) -> Plan | None:
+    """The plan for a top-level built-in kind, or None when the table has no message for it."""
+    try:
+        message = protobuf_schema.table().plan_for(api_version, kind)
+    except protobuf_wire.DecodeError:  # no message for it (Table, a kind the table lacks): left alone
+        return None
+    return _compiler().plan(message.name, type_meta=True)
+
+
+def shape(obj: dict[str, Any], plan: Plan) -> None:
+    """Give `obj` (in place) the shape Go's encoder writes for the message `plan` describes."""
+    keys = tuple(obj)
+    seq = plan.sequences.get(keys) or plan.sequence(keys)
+    for key, sub, how in seq.walks:
+        value = obj[key]
+        value_type = type(value)
+        if how == STRUCT:
+            if value_type is dict:
+                shape(value, sub)  # type: ignore[arg-type]
+        elif how == STRUCTS:
+            if value_type is list:
+                for item in value:
+                    if type(item) is dict:
+                        shape(item, sub)  # type: ignore[arg-type]
+        elif value_type is dict:
+            if len(value) > 1:
+                _sort_keys(value)
+            if how == STRUCT_MAP:
+                for item in value.values():
+                    if type(item) is dict:
+                        shape(item, sub)  # type: ignore[arg-type]
+    # Every value omitempty drops is falsy (None included): one C-level scan usually settles it.
+    dropped = False
+    if seq.omits and not all(obj.values()):
+        for key, omit in seq.omits:
+            value = obj[key]
+            if value is None if omit == DROP_NULL else not value:
+                del obj[key]
+                dropped = True
+    if seq.order is not None:
+        order = seq.order if not dropped else tuple(k for k in seq.order if k in obj)
+        items = [(k, obj[k]) for k in order]
+        obj.clear()
+        obj.update(items)
+
+
+def _sort_keys(mapping: dict[str, Any]) -> None:
+    """Go writes map keys sorted (byte order of UTF-8, which is code point order)."""
+    keys = list(mapping)
+    ordered = sorted(keys)
+    if keys != ordered:
+        items = [(k, mapping[k]) for k in ordered]
+        mapping.clear()
+        mapping.update(items)

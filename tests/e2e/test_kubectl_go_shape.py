@@ -1,0 +1,54 @@
+"""kubectl v1.36.3 against a real `haru up`: what Go's omitempty means for diff and patch.
+
+`kubectl diff` sends a dry-run patch that leaves `metadata.annotations: {}` behind; kube's Go
+encoder drops it, so the diff shows only the edit. A patch to `labels: {}` stores no labels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from tests.conftest import Cluster
+
+pytestmark = pytest.mark.slow
+
+_CONFIGMAP = textwrap.dedent("""\
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: settings
+      namespace: {ns}
+    data:
+      mode: "{mode}"
+      level: info
+""")
+
+
+def test_diff_after_a_server_side_apply_shows_only_the_edit(haru: Cluster) -> None:
+    haru.kubectl("create", "namespace", "goshape-diff")
+    path = os.path.join(haru.data_dir, "goshape-settings.yaml")
+    with open(path, "w") as f:
+        f.write(_CONFIGMAP.format(ns="goshape-diff", mode="fast"))
+    haru.kubectl("apply", "--server-side", "-f", path)
+    with open(path, "w") as f:
+        f.write(_CONFIGMAP.format(ns="goshape-diff", mode="slow"))
+    result = haru.kubectl("diff", "-f", path, check=False)
+    assert result.returncode == 1, result.stderr  # 1: differences found
+    changed = [line for line in result.stdout.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == ['-  mode: fast', '+  mode: slow'], result.stdout
+    assert "annotations: {}" not in result.stdout
+
+
+def test_patching_labels_to_an_empty_map_leaves_no_labels_key(haru: Cluster) -> None:
+    haru.kubectl("create", "namespace", "goshape-patch")
+    haru.kubectl("-n", "goshape-patch", "create", "configmap", "plain", "--from-literal=a=1")
+    haru.kubectl("-n", "goshape-patch", "patch", "configmap", "plain", "-p", '{"metadata":{"labels":{}}}')
+    obj = json.loads(haru.kubectl("-n", "goshape-patch", "get", "configmap", "plain", "-o", "json").stdout)
+    assert "labels" not in obj["metadata"] and obj["data"] == {"a": "1"}
+    for entry in obj["metadata"].get("managedFields", []):
+        assert "f:labels" not in json.dumps(entry.get("fieldsV1", {}))

@@ -173,6 +173,27 @@ def shape(obj: dict[str, Any], plan: Plan) -> None:
                 for item in value.values():
                     if type(item) is dict:
                         shape(item, sub)  # type: ignore[arg-type]
+    _fix_level(obj, seq)
+
+
+def shape_top(obj: dict[str, Any], plan: Plan) -> None:
+    """Like `shape`, for the top level and the first level below it only (metadata, spec,
+    status...): where strategies and admission's in-tree plugins add fields to an object that
+    `shape` already went through, for a twentieth of a whole pass."""
+    _shape_level(obj, plan)
+    for key, value in obj.items():
+        row = plan.fields.get(key)
+        if row is not None and row[3] == STRUCT and type(value) is dict:
+            _shape_level(value, row[2])  # type: ignore[arg-type]
+
+
+def _shape_level(obj: dict[str, Any], plan: Plan) -> None:
+    keys = tuple(obj)
+    _fix_level(obj, plan.sequences.get(keys) or plan.sequence(keys))
+
+
+def _fix_level(obj: dict[str, Any], seq: _Sequence) -> None:
+    """omitempty and Go order for one object whose values below are already done."""
     # Every value omitempty drops is falsy (None included): one C-level scan usually settles it.
     dropped = False
     if seq.omits and not all(obj.values()):

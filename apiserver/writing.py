@@ -121,7 +121,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     _namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
     attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
-    _admit(ep, attrs, obj, strategy)
+    replaced = _admit(ep, attrs, obj, strategy)
     meta = obj.setdefault("metadata", {})
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = generated_name(meta["generateName"])
@@ -136,19 +136,21 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(obj) + attrs.warnings
     _keep(obj, recorded)
-    _as_go_decodes(obj, shape)
+    _as_go_encodes(obj, shape, replaced)
     return warnings
 
 
-def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any], strategy: Strategy) -> None:
+def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any], strategy: Strategy) -> bool:
     """Mutating admission on `obj` in place. A policy may hand back a new object: that one is
-    defaulted again, as upstream decodes a webhook's patched object again."""
+    defaulted again, as upstream decodes a webhook's patched object again (returns True then)."""
     admitting.admit(ep, attrs)
     if attrs.object is not obj:
         obj.clear()
         obj.update(attrs.object)
         attrs.object = obj
         strategy.default(obj)
+        return True
+    return False
 
 
 def admit_delete(ep: Endpoint, current: dict[str, Any], *, dry_run: bool = False, user: Any = None) -> None:
@@ -193,7 +195,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     recorded = new["metadata"].get("managedFields")
     attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
                                  user=user or ep.user, dry_run=dry_run(query))
-    _admit(ep, attrs, new, strategy)
+    replaced = _admit(ep, attrs, new, strategy)
     strategy.prepare_for_update(new, old)
     causes = (allocations.allocate(ep, new, old) if not subresource else []) or strategy.validate_update(new, old)
     if causes:
@@ -201,7 +203,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(new, old) + attrs.warnings
     _keep(new, recorded)
-    _as_go_decodes(new, shape)
+    _as_go_encodes(new, shape, replaced)
     return warnings
 
 
@@ -222,11 +224,18 @@ def _go_shape(ep: Endpoint) -> go_shape.Plan | None:
 
 def _as_go_decodes(obj: dict[str, Any], plan: go_shape.Plan | None) -> None:
     """Upstream decodes a write into its Go type, so what the field manager, admission and the
-    store see has omitempty applied. Once before the field manager (an empty `labels: {}` owns
-    nothing there, as ToUnstructured leaves it out), once after admission and the strategy (what
-    they added goes to its Go place, and what they emptied is dropped)."""
+    store see has omitempty applied and Go's order: done once, before the field manager (an
+    empty `labels: {}` owns nothing there, as ToUnstructured leaves it out)."""
     if plan is not None:
         go_shape.shape(obj, plan)
+
+
+def _as_go_encodes(obj: dict[str, Any], plan: go_shape.Plan | None, replaced: bool) -> None:
+    """After admission and the strategy, the fields they set go to their Go place. They write
+    metadata, spec and status fields (uid, generation, priority...), so those levels are
+    re-shaped; an object a policy handed back is new and gets the whole pass."""
+    if plan is not None:
+        (go_shape.shape if replaced else go_shape.shape_top)(obj, plan)
 
 
 def _tracks_status(ep: Endpoint) -> bool:

@@ -189,7 +189,12 @@ def shape_top(obj: dict[str, Any], plan: Plan) -> None:
 
 def _shape_level(obj: dict[str, Any], plan: Plan) -> None:
     keys = tuple(obj)
-    _fix_level(obj, plan.sequences.get(keys) or plan.sequence(keys))
+    seq = plan.sequences.get(keys) or plan.sequence(keys)
+    for key, _, how in seq.walks:
+        value = obj[key]
+        if how == MAP and type(value) is dict and len(value) > 1:
+            _sort_keys(value)  # labels or annotations added here
+    _fix_level(obj, seq)
 
 
 def _fix_level(obj: dict[str, Any], seq: _Sequence) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import bodies, deletion, errors, labels, responses, writing
+from apiserver import bodies, deletion, errors, go_shape, labels, responses, writing
 from apiserver.context import Endpoint
 from storage import errors as storage_errors
 
@@ -56,6 +56,9 @@ async def bind(ep: Endpoint, request: web.Request, binding: dict[str, Any], pod_
         conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                            "lastTransitionTime": _now()})
         pod["status"]["conditions"] = conditions
+        plan = go_shape.plan_for("v1", "Pod")
+        if plan is not None:  # spec.nodeName and the annotations go to their Go places
+            go_shape.shape_top(pod, plan)
         return pod
 
     if writing.dry_run(request.query):

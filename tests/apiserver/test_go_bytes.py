@@ -157,3 +157,15 @@ async def test_an_error_for_curl_is_indented_too(api: InProcess) -> None:
     assert body == (b'{\n  "kind": "Status",\n  "apiVersion": "v1",\n  "metadata": {},\n  "status": "Failure",\n'
                     b'  "message": "configmaps \\"missing\\" not found",\n  "reason": "NotFound",\n'
                     b'  "details": {\n    "name": "missing",\n    "kind": "configmaps"\n  },\n  "code": 404\n}')
+
+
+async def test_a_binding_puts_nodename_in_its_podspec_place(api: InProcess) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b1"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    assert (await _raw(api, "POST", "/api/v1/namespaces/default/pods", pod))[0] == 201
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b1"}, "target": {"kind": "Node", "name": "n1"}}
+    status, body = await _raw(api, "POST", "/api/v1/namespaces/default/pods/b1/binding", binding)
+    assert status == 201, body
+    spec = list(msgspec.json.decode(_stored(api, "/registry/core/pods/default/b1"))["spec"])
+    # PodSpec: ... serviceAccountName, serviceAccount, nodeName, ..., securityContext, ..., schedulerName
+    assert spec.index("serviceAccountName") < spec.index("nodeName") < spec.index("schedulerName"), spec

@@ -132,3 +132,16 @@ def test_go_order_table_agrees_with_the_protobuf_table() -> None:
     compiler = go_shape._compiler()
     for name, numbers in compiler.order.items():
         assert sorted(numbers) == sorted(compiler.messages[name].fields), name
+
+
+def test_shape_top_fixes_the_first_two_levels_only() -> None:
+    """What strategies and in-tree admission add after the whole pass: metadata, spec, status."""
+    plan = go_shape.plan_for("v1", "Pod")
+    assert plan is not None
+    obj = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "annotations": {"z": "1", "a": "2"}, "uid": "u"},
+           "spec": {"containers": [{"image": "x", "name": "c"}], "nodeName": "n", "priority": 0, "hostname": ""},
+           "status": {}}
+    go_shape.shape_top(obj, plan)
+    assert msgspec.json.encode(obj) == (
+        b'{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","uid":"u","annotations":{"a":"2","z":"1"}},'
+        b'"spec":{"containers":[{"image":"x","name":"c"}],"nodeName":"n","priority":0},"status":{}}')

@@ -173,7 +173,8 @@ def shape(obj: dict[str, Any], plan: Plan) -> None:
                 for item in value.values():
                     if type(item) is dict:
                         shape(item, sub)  # type: ignore[arg-type]
-    _fix_level(obj, seq)
+    if seq.order is not None or (seq.omits and not all(obj.values())):  # else nothing to do here
+        _fix_level(obj, seq)
 
 
 def shape_top(obj: dict[str, Any], plan: Plan) -> None:

@@ -42,6 +42,12 @@ def test_diff_after_a_server_side_apply_shows_only_the_edit(haru: Cluster) -> No
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     assert changed == ['-  mode: fast', '+  mode: slow'], result.stdout
     assert "annotations: {}" not in result.stdout
+    # The server-side flavour (a dry-run apply) agrees, and so do the managedFields it hides.
+    result = haru.kubectl("diff", "--server-side", "-f", path, check=False)
+    assert result.returncode == 1, result.stderr
+    changed = [line for line in result.stdout.splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    assert changed == ['-  mode: fast', '+  mode: slow'], result.stdout
 
 
 def test_patching_labels_to_an_empty_map_leaves_no_labels_key(haru: Cluster) -> None:
@@ -52,3 +58,21 @@ def test_patching_labels_to_an_empty_map_leaves_no_labels_key(haru: Cluster) -> 
     assert "labels" not in obj["metadata"] and obj["data"] == {"a": "1"}
     for entry in obj["metadata"].get("managedFields", []):
         assert "f:labels" not in json.dumps(entry.get("fieldsV1", {}))
+
+
+def test_the_python_client_sees_a_409_body_byte_for_byte(haru: Cluster) -> None:
+    """The upstream Python-client e2e suite compares ApiException.body as a string."""
+    from kubernetes import client, config
+    from kubernetes.client.rest import ApiException
+
+    api = client.CoreV1Api(config.new_client_from_config(config_file=haru.kubeconfig))
+    api.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="goshape-py")))
+    body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="twice"))
+    api.create_namespaced_config_map("goshape-py", body)
+    with pytest.raises(ApiException) as exists:
+        api.create_namespaced_config_map("goshape-py", body)
+    assert exists.value.status == 409
+    assert exists.value.body == (
+        '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        '"message":"configmaps \\"twice\\" already exists","reason":"AlreadyExists",'
+        '"details":{"name":"twice","kind":"configmaps"},"code":409}\n')

@@ -1,15 +1,17 @@
 """The steps every write shares, in the order kube-apiserver runs them.
 
-create: check kind → namespace rules → drop unknown fields (fieldValidation) → defaults →
-managedFields → NamespaceLifecycle → MUTATING ADMISSION (LimitRanger, Priority,
-MutatingAdmissionPolicy; defaults again if a policy replaced the object) → server-owned metadata
-(generateName, uid, timestamps) → strategy prepare/validate → VALIDATING ADMISSION (LimitRanger,
-Priority, ValidatingAdmissionPolicy, ResourceQuota) → the managedFields put back.
-update: the same with the old object: immutable metadata carried over, defaults, managedFields,
-mutating admission, the strategy's update hooks, validating admission. This is upstream's order: the
-handler runs mutating admission on the decoded, defaulted object before rest.BeforeCreate /
-BeforeUpdate (PrepareForCreate, generated names, Validate), and validating admission after
-them, just before storage. delete: validating admission sees the stored object as oldObject
+create: check kind → namespace rules → drop unknown fields (fieldValidation) → defaults → Go
+shape (built-in kinds: omitempty, Go field order; `go_shape.py`) → managedFields →
+NamespaceLifecycle → MUTATING ADMISSION (LimitRanger, Priority, MutatingAdmissionPolicy; defaults
+again if a policy replaced the object) → server-owned metadata (generateName, uid, timestamps) →
+strategy prepare/validate → VALIDATING ADMISSION (LimitRanger, Priority,
+ValidatingAdmissionPolicy, ResourceQuota) → the managedFields put back → Go shape of the top two
+levels (what the strategy and admission added; the whole object if a policy replaced it).
+update: the same with the old object: immutable metadata carried over, defaults, Go shape,
+managedFields, mutating admission, the strategy's update hooks, validating admission, Go shape.
+This is upstream's order: the handler runs mutating admission on the decoded, defaulted object
+before rest.BeforeCreate / BeforeUpdate (PrepareForCreate, generated names, Validate), and
+validating admission after them, just before storage. delete: validating admission sees the stored object as oldObject
 (`admit_delete`, called by `deletion.py` once the preconditions passed). Handlers
 (`create.py`, `update.py`, `patch.py`) call `prepare_create` / `prepare_update` and then write
 through the store; nothing here touches storage but the namespace lookup. The chain itself is

@@ -91,7 +91,8 @@ class _Compiler:
         plan = self.plans.get(key)
         if plan is None:
             plan = self.plans[key] = Plan()  # registered first: message types are cyclic (JSONSchemaProps)
-            rows: list[tuple[str, int, Plan | None, int]] = [(n, KEEP, None, LEAF) for n in _TYPE_META] \
+            # TypeMeta's two strings are omitempty too.
+            rows: list[tuple[str, int, Plan | None, int]] = [(n, DROP_FALSY, None, LEAF) for n in _TYPE_META] \
                 if type_meta else []
             self._flatten(name, rows)
             plan.fields = {json_name: (pos, omit, sub, how) for pos, (json_name, omit, sub, how) in enumerate(rows)}
@@ -180,7 +181,7 @@ def shape(obj: dict[str, Any], plan: Plan) -> None:
 def shape_top(obj: dict[str, Any], plan: Plan) -> None:
     """Like `shape`, for the top level and the first level below it only (metadata, spec,
     status...): where strategies and admission's in-tree plugins add fields to an object that
-    `shape` already went through, for a twentieth of a whole pass."""
+    `shape` already went through (about 3 µs for a Pod where a whole pass takes 12 to 18)."""
     _shape_level(obj, plan)
     for key, value in obj.items():
         row = plan.fields.get(key)

@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple
 
 import msgspec
 
-from apiserver import writing
+from apiserver import go_shape, writing
 from apiserver.context import Server
 from storage import errors as storage_errors
 
@@ -127,6 +127,9 @@ async def ensure(server: Server, items: list[Kept]) -> list[str]:
             # upstream's reconciler cannot recreate it either: "provided IP is already allocated"
             log.warning("not recreating %s: cluster IP %s is held by another Service", item.key, obj["spec"]["clusterIP"])
             continue
+        plan = go_shape.plan_for(obj["apiVersion"], obj["kind"])
+        if plan is not None:  # stored as kube's encoder writes them, like every other write
+            go_shape.shape(obj, plan)
         try:
             await server.store.create(item.key, obj)
             written.append(item.key)

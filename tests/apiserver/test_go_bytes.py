@@ -169,3 +169,9 @@ async def test_a_binding_puts_nodename_in_its_podspec_place(api: InProcess) -> N
     spec = list(msgspec.json.decode(_stored(api, "/registry/core/pods/default/b1"))["spec"])
     # PodSpec: ... serviceAccountName, serviceAccount, nodeName, ..., securityContext, ..., schedulerName
     assert spec.index("serviceAccountName") < spec.index("nodeName") < spec.index("schedulerName"), spec
+
+
+async def test_seeded_objects_are_stored_in_go_order(api: InProcess) -> None:
+    obj = msgspec.json.decode(_stored(api, "/registry/core/namespaces/default"))
+    assert list(obj) == ["kind", "apiVersion", "metadata", "spec", "status"]
+    assert list(obj["metadata"]) == ["name", "uid", "resourceVersion", "creationTimestamp", "labels"]

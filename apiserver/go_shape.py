@@ -180,8 +180,8 @@ def shape(obj: dict[str, Any], plan: Plan) -> None:
 
 def shape_top(obj: dict[str, Any], plan: Plan) -> None:
     """Like `shape`, for the top level and the first level below it only (metadata, spec,
-    status...): where strategies and admission's in-tree plugins add fields to an object that
-    `shape` already went through (about 3 µs for a Pod where a whole pass takes 12 to 18)."""
+    status...), for a writer that knows it changed nothing deeper in an object already in shape
+    (the binding: spec.nodeName, annotations); about 3 µs for a Pod, a whole pass 12 to 18."""
     _shape_level(obj, plan)
     for key, value in obj.items():
         row = plan.fields.get(key)

@@ -5,8 +5,8 @@ shape (built-in kinds: omitempty, Go field order; `go_shape.py`) → managedFiel
 NamespaceLifecycle → MUTATING ADMISSION (LimitRanger, Priority, MutatingAdmissionPolicy; defaults
 again if a policy replaced the object) → server-owned metadata (generateName, uid, timestamps) →
 strategy prepare/validate → VALIDATING ADMISSION (LimitRanger, Priority,
-ValidatingAdmissionPolicy, ResourceQuota) → the managedFields put back → Go shape of the top two
-levels (what the strategy and admission added; the whole object if a policy replaced it).
+ValidatingAdmissionPolicy, ResourceQuota) → the managedFields put back → Go shape again (what
+the strategy and admission added goes to its Go place).
 update: the same with the old object: immutable metadata carried over, defaults, Go shape,
 managedFields, mutating admission, the strategy's update hooks, validating admission, Go shape.
 This is upstream's order: the handler runs mutating admission on the decoded, defaulted object
@@ -123,7 +123,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     _namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
     attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
-    replaced = _admit(ep, attrs, obj, strategy)
+    _admit(ep, attrs, obj, strategy)
     meta = obj.setdefault("metadata", {})
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = generated_name(meta["generateName"])
@@ -138,21 +138,19 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(obj) + attrs.warnings
     _keep(obj, recorded)
-    _as_go_encodes(obj, shape, replaced)
+    _as_go_encodes(obj, shape)
     return warnings
 
 
-def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any], strategy: Strategy) -> bool:
+def _admit(ep: Endpoint, attrs: Any, obj: dict[str, Any], strategy: Strategy) -> None:
     """Mutating admission on `obj` in place. A policy may hand back a new object: that one is
-    defaulted again, as upstream decodes a webhook's patched object again (returns True then)."""
+    defaulted again, as upstream decodes a webhook's patched object again."""
     admitting.admit(ep, attrs)
     if attrs.object is not obj:
         obj.clear()
         obj.update(attrs.object)
         attrs.object = obj
         strategy.default(obj)
-        return True
-    return False
 
 
 def admit_delete(ep: Endpoint, current: dict[str, Any], *, dry_run: bool = False, user: Any = None) -> None:
@@ -197,7 +195,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     recorded = new["metadata"].get("managedFields")
     attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
                                  user=user or ep.user, dry_run=dry_run(query))
-    replaced = _admit(ep, attrs, new, strategy)
+    _admit(ep, attrs, new, strategy)
     strategy.prepare_for_update(new, old)
     causes = (allocations.allocate(ep, new, old) if not subresource else []) or strategy.validate_update(new, old)
     if causes:
@@ -205,7 +203,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     admitting.validate(ep, attrs)
     warnings += strategy.warnings(new, old) + attrs.warnings
     _keep(new, recorded)
-    _as_go_encodes(new, shape, replaced)
+    _as_go_encodes(new, shape)
     return warnings
 
 
@@ -232,12 +230,13 @@ def _as_go_decodes(obj: dict[str, Any], plan: go_shape.Plan | None) -> None:
         go_shape.shape(obj, plan)
 
 
-def _as_go_encodes(obj: dict[str, Any], plan: go_shape.Plan | None, replaced: bool) -> None:
-    """After admission and the strategy, the fields they set go to their Go place. They write
-    metadata, spec and status fields (uid, generation, priority...), so those levels are
-    re-shaped; an object a policy handed back is new and gets the whole pass."""
+def _as_go_encodes(obj: dict[str, Any], plan: go_shape.Plan | None) -> None:
+    """After admission and the strategy, what they set goes to its Go place. That is not only
+    metadata and status: LimitRanger fills containers' resources, the Job strategy adds template
+    labels, a policy may hand back a whole new object; so the whole pass again, which on an
+    object already in shape only confirms it (about 12 µs for a Pod, 1 µs for a ConfigMap)."""
     if plan is not None:
-        (go_shape.shape if replaced else go_shape.shape_top)(obj, plan)
+        go_shape.shape(obj, plan)
 
 
 def _tracks_status(ep: Endpoint) -> bool:

@@ -175,3 +175,29 @@ async def test_seeded_objects_are_stored_in_go_order(api: InProcess) -> None:
     obj = msgspec.json.decode(_stored(api, "/registry/core/namespaces/default"))
     assert list(obj) == ["kind", "apiVersion", "metadata", "spec", "status"]
     assert list(obj["metadata"]) == ["name", "uid", "resourceVersion", "creationTimestamp", "labels"]
+
+
+async def test_what_the_strategy_and_admission_add_deep_down_goes_to_its_go_place(api: InProcess) -> None:
+    """LimitRanger fills a container's resources; the Job strategy adds template labels."""
+    limit_range = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "defaults"},
+                   "spec": {"limits": [{"type": "Container", "default": {"memory": "128Mi", "cpu": "500m"},
+                                        "defaultRequest": {"memory": "64Mi", "cpu": "100m"}}]}}
+    assert (await _raw(api, "POST", "/api/v1/namespaces/default/limitranges", limit_range))[0] == 201
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lr"},
+           "spec": {"containers": [{"name": "c", "image": "nginx", "volumeMounts": [{"name": "v", "mountPath": "/v"}]}],
+                    "volumes": [{"name": "v", "emptyDir": {}}]}}
+    status, body = await _raw(api, "POST", "/api/v1/namespaces/default/pods", pod)
+    assert status == 201, body
+    container = msgspec.json.decode(_stored(api, "/registry/core/pods/default/lr"))["spec"]["containers"][0]
+    keys = list(container)
+    assert keys.index("image") < keys.index("resources") < keys.index("volumeMounts"), keys
+    assert list(container["resources"]) == ["limits", "requests"]
+    assert list(container["resources"]["limits"]) == ["cpu", "memory"]
+
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+           "spec": {"template": {"metadata": {"labels": {"zz": "1"}},
+                                 "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    status, body = await _raw(api, "POST", "/apis/batch/v1/namespaces/default/jobs", job)
+    assert status == 201, body
+    labels = msgspec.json.decode(_stored(api, "/registry/batch/jobs/default/j"))["spec"]["template"]["metadata"]["labels"]
+    assert list(labels) == sorted(labels) and "batch.kubernetes.io/controller-uid" in labels

@@ -201,3 +201,10 @@ async def test_what_the_strategy_and_admission_add_deep_down_goes_to_its_go_plac
     assert status == 201, body
     labels = msgspec.json.decode(_stored(api, "/registry/batch/jobs/default/j"))["spec"]["template"]["metadata"]["labels"]
     assert list(labels) == sorted(labels) and "batch.kubernetes.io/controller-uid" in labels
+
+
+async def test_a_status_escapes_html_characters_as_go_does(api: InProcess) -> None:
+    status, body = await _raw(api, "GET", f"{CMS}/a%26b%3Cc%3E")
+    assert status == 404
+    assert b'"message":"configmaps \\"a\\u0026b\\u003cc\\u003e\\" not found"' in body, body
+    assert msgspec.json.decode(body)["details"]["name"] == "a&b<c>"

@@ -37,6 +37,12 @@ _TYPE_META = ("kind", "apiVersion")  # metav1.TypeMeta, inline first in every to
 # The protobuf envelope's own messages: never a field of a stored object, nothing to walk.
 _ENVELOPES = frozenset({"k8s.io.apimachinery.pkg.runtime.Unknown", "k8s.io.apimachinery.pkg.runtime.TypeMeta"})
 _OMITZERO = {("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp")}
+# Scalars whose zero is filled in when absent (a nil []byte is null; that and the special structs,
+# Time's null above all, are left absent: nobody reading haru's objects has to meet a null).
+_FILLED_SCALARS = frozenset({
+    protobuf_schema.STRING, protobuf_schema.INT32, protobuf_schema.INT64, protobuf_schema.UINT32,
+    protobuf_schema.UINT64, protobuf_schema.BOOL, protobuf_schema.DOUBLE, protobuf_schema.FLOAT,
+})
 
 
 class Plan:
@@ -44,16 +50,19 @@ class Plan:
     and per key sequence seen (`tuple(obj)`) what that sequence needs: objects of one kind come
     in few key sequences, so the per-key decisions are made once per sequence, not per write."""
 
-    __slots__ = ("fields", "sequences")
+    __slots__ = ("fields", "always", "sequences")
 
     def __init__(self) -> None:
         self.fields: dict[str, tuple[int, int, Plan | None, int]] = {}
+        # Fields Go writes even when nobody set them: a non-pointer struct (as `{}`, its own such
+        # fields inside) or a scalar without omitempty (as its zero), with that zero.
+        self.always: tuple[tuple[str, Plan | None, Any], ...] = ()
         self.sequences: dict[tuple[str, ...], _Sequence] = {}
 
     def sequence(self, keys: tuple[str, ...]) -> _Sequence:
         found = self.sequences.get(keys)
         if found is None:
-            found = _Sequence(self.fields, keys)
+            found = _Sequence(self, keys)
             if len(self.sequences) < _MAX_SEQUENCES:
                 self.sequences[keys] = found
         return found
@@ -61,11 +70,15 @@ class Plan:
 
 class _Sequence:
     """What one key sequence of one message needs: which values omitempty may drop, which to
-    walk into, and whether the keys are out of Go order (then `order` is the Go order)."""
+    walk into, whether the keys are out of Go order (then `order` is the Go order), and which
+    always-written fields it lacks."""
 
-    __slots__ = ("omits", "walks", "order")
+    __slots__ = ("omits", "walks", "order", "missing")
 
-    def __init__(self, fields: dict[str, tuple[int, int, Plan | None, int]], keys: tuple[str, ...]) -> None:
+    def __init__(self, plan: Plan, keys: tuple[str, ...]) -> None:
+        fields = plan.fields
+        present = set(keys)
+        self.missing = tuple(row for row in plan.always if row[0] not in present)
         unknown = len(fields)  # not Go fields (pruning normally removed them): kept, after the known ones
         self.omits = tuple((k, fields[k][1]) for k in keys if k in fields and fields[k][1] != KEEP)
         self.walks = tuple((k, fields[k][2], fields[k][3]) for k in keys if k in fields and fields[k][3] != LEAF)
@@ -94,11 +107,14 @@ class _Compiler:
             # TypeMeta's two strings are omitempty too.
             rows: list[tuple[str, int, Plan | None, int]] = [(n, DROP_FALSY, None, LEAF) for n in _TYPE_META] \
                 if type_meta else []
-            self._flatten(name, rows)
+            always: list[tuple[str, Plan | None, Any]] = []
+            self._flatten(name, rows, always)
             plan.fields = {json_name: (pos, omit, sub, how) for pos, (json_name, omit, sub, how) in enumerate(rows)}
+            plan.always = tuple(always)
         return plan
 
-    def _flatten(self, name: str, rows: list[tuple[str, int, Plan | None, int]]) -> None:
+    def _flatten(self, name: str, rows: list[tuple[str, int, Plan | None, int]],
+                 always: list[tuple[str, Plan | None, Any]]) -> None:
         """The message's JSON fields in Go order; an inline struct's fields sit where it is embedded."""
         message = self.messages[name]
         numbers = self.order.get(name) or sorted(message.fields)
@@ -107,9 +123,16 @@ class _Compiler:
             if field.hidden:
                 continue
             if field.inline:
-                self._flatten(field.message.name, rows)
+                self._flatten(field.message.name, rows, always)
                 continue
-            rows.append((field.name, self._omit(name, field), *self._descend(field)))
+            sub, how = self._descend(field)
+            rows.append((field.name, self._omit(name, field), sub, how))
+            if field.pointer or field.repeated:
+                continue  # nil is omitted, or written as null: never filled in
+            if how == STRUCT:
+                always.append((field.name, sub, None))
+            elif field.kind in _FILLED_SCALARS and not field.omit:
+                always.append((field.name, None, protobuf_schema.ZEROS[field.kind]))
 
     @staticmethod
     def _omit(message: str, field: protobuf_schema.FieldPlan) -> int:
@@ -152,28 +175,35 @@ def plan_for(api_version: str, kind: str) -> Plan | None:
     return _compiler().plan(message.name, type_meta=True)
 
 
-def shape(obj: dict[str, Any], plan: Plan) -> None:
-    """Give `obj` (in place) the shape Go's encoder writes for the message `plan` describes."""
+def shape(obj: dict[str, Any], plan: Plan, fill: bool = False) -> None:
+    """Give `obj` (in place) the shape Go's encoder writes for the message `plan` describes.
+    `fill`: also write what Go writes for fields nobody set (`status: {}`, a required string's
+    ""), as for an object about to be stored."""
     keys = tuple(obj)
     seq = plan.sequences.get(keys) or plan.sequence(keys)
+    if fill and seq.missing:
+        for key, _, zero in seq.missing:
+            obj[key] = {} if zero is None else zero
+        keys = tuple(obj)
+        seq = plan.sequences.get(keys) or plan.sequence(keys)
     for key, sub, how in seq.walks:
         value = obj[key]
         value_type = type(value)
         if how == STRUCT:
             if value_type is dict:
-                shape(value, sub)  # type: ignore[arg-type]
+                shape(value, sub, fill)  # type: ignore[arg-type]
         elif how == STRUCTS:
             if value_type is list:
                 for item in value:
                     if type(item) is dict:
-                        shape(item, sub)  # type: ignore[arg-type]
+                        shape(item, sub, fill)  # type: ignore[arg-type]
         elif value_type is dict:
             if len(value) > 1:
                 _sort_keys(value)
             if how == STRUCT_MAP:
                 for item in value.values():
                     if type(item) is dict:
-                        shape(item, sub)  # type: ignore[arg-type]
+                        shape(item, sub, fill)  # type: ignore[arg-type]
     if seq.order is not None or (seq.omits and not all(obj.values())):  # else nothing to do here
         _fix_level(obj, seq)
 

@@ -129,7 +129,7 @@ async def ensure(server: Server, items: list[Kept]) -> list[str]:
             continue
         plan = go_shape.plan_for(obj["apiVersion"], obj["kind"])
         if plan is not None:  # stored as kube's encoder writes them, like every other write
-            go_shape.shape(obj, plan)
+            go_shape.shape(obj, plan, fill=True)
         try:
             await server.store.create(item.key, obj)
             written.append(item.key)

@@ -75,6 +75,7 @@ async def test_pointer_zero_values_are_kept(api: InProcess) -> None:
     assert obj["spec"]["replicas"] == 0 and obj["spec"]["template"]["spec"]["hostUsers"] is False
     assert "paused" not in obj["spec"] and "nodeName" not in obj["spec"]["template"]["spec"]
     assert list(obj["spec"])[:3] == ["replicas", "selector", "template"]
+    assert obj["status"] == {}  # a non-pointer struct: Go writes it even though nobody set it
 
 
 async def _established(api: InProcess) -> None:

@@ -145,3 +145,24 @@ def test_shape_top_fixes_the_first_two_levels_only() -> None:
     assert msgspec.json.encode(obj) == (
         b'{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","uid":"u","annotations":{"a":"2","z":"1"}},'
         b'"spec":{"containers":[{"image":"x","name":"c"}],"nodeName":"n","priority":0},"status":{}}')
+
+
+def test_fill_writes_what_go_writes_for_fields_nobody_set() -> None:
+    """Non-pointer structs become `{}` (with their own such fields), scalars without omitempty
+    their zero; pointers, slices, maps and Time stay absent (Go: omitted or null)."""
+    plan = go_shape.plan_for("apps/v1", "Deployment")
+    assert plan is not None
+    obj = {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": {"name": "d"},
+           "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+    go_shape.shape(obj, plan, fill=True)
+    assert msgspec.json.encode(obj) == (
+        b'{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":'
+        b'{"a":"b"}},"template":{"metadata":{},"spec":{"containers":[{"name":"c","resources":{}}]}},'
+        b'"strategy":{}},"status":{}}')
+    crd_plan = go_shape.plan_for("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    assert crd_plan is not None
+    crd = {"kind": "CustomResourceDefinition", "apiVersion": "apiextensions.k8s.io/v1", "metadata": {"name": "x"},
+           "spec": {"group": "g", "names": {"kind": "X", "plural": "xs"}, "scope": "Namespaced", "versions": []}}
+    go_shape.shape(crd, crd_plan, fill=True)
+    assert crd["status"] == {"acceptedNames": {"plural": "", "kind": ""}}
+    assert list(crd["spec"]["names"]) == ["plural", "kind"]

@@ -6,7 +6,7 @@ added. go-to-protobuf writes `generated.proto` in Go declaration order, so the o
 `= N;` lines there is the Go order. Only messages whose Go order differs from ascending numbers
 are written. Not imported by haru; run by hand against bare clones of the upstream repositories:
 
-    python apiserver/data/extract_go_order.py GITDIR@TAG [GITDIR@TAG ...] > apiserver/data/k8s-1.36-go-order.json
+    python apiserver/data/extract_go_order.py kubernetes/api=GITDIR@v0.36.3 ... > apiserver/data/k8s-1.36-go-order.json
 """
 
 from __future__ import annotations
@@ -38,18 +38,23 @@ def orders(text: str) -> dict[str, list[int]]:
 
 def main(sources: list[str]) -> None:
     result: dict[str, list[int]] = {}
+    names = []
     for source in sources:
-        git_dir, tag = source.rsplit("@", 1)
-        names = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", tag],
+        name, _, where = source.partition("=")
+        git_dir, tag = where.rsplit("@", 1)
+        names.append(f"{name}@{tag}")
+        paths = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", tag],
                                check=True, capture_output=True, text=True).stdout.split()
-        for path in names:
+        for path in paths:
             if path.endswith("generated.proto") and "testapigroup" not in path:
                 text = subprocess.run(["git", "--git-dir", git_dir, "show", f"{tag}:{path}"],
                                       check=True, capture_output=True, text=True).stdout
                 for message, numbers in orders(text).items():
                     if numbers != sorted(numbers):
                         result[message] = numbers
-    sys.stdout.write(json.dumps({"sources": sources, "order": dict(sorted(result.items()))}, indent=0) + "\n")
+    # One message a line, so a regeneration diffs by message.
+    rows = ",\n".join(f"  {json.dumps(name)}: {json.dumps(numbers)}" for name, numbers in sorted(result.items()))
+    sys.stdout.write(f'{{"sources": {json.dumps(names)},\n"order": {{\n{rows}\n}}}}\n')
 
 
 if __name__ == "__main__":

@@ -121,11 +121,13 @@ async def test_a_422_status_orders_details_and_causes_as_go_does(api: InProcess)
     assert body.endswith(b"}\n")
 
 
-async def test_lists_end_with_a_newline(api: InProcess) -> None:
+async def test_lists_end_with_a_newline_and_indent_for_curl(api: InProcess) -> None:
     assert (await _raw(api, "POST", CMS, {"metadata": {"name": "l1"}}))[0] == 201
     status, body = await _raw(api, "GET", CMS)
     assert status == 200 and body.endswith(b"]}\n")
-    msgspec.json.decode(body)
+    status, pretty = await _raw(api, "GET", CMS, headers={"User-Agent": "curl/8.5.0"})
+    assert status == 200 and pretty == msgspec.json.format(body, indent=2)
+    assert pretty.startswith(b'{\n  "kind": "ConfigMapList",\n  "apiVersion": "v1",\n  "metadata": {\n')
 
 
 @pytest.mark.parametrize("query, agent, indented", [

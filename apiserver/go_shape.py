@@ -37,6 +37,9 @@ _TYPE_META = ("kind", "apiVersion")  # metav1.TypeMeta, inline first in every to
 # The protobuf envelope's own messages: never a field of a stored object, nothing to walk.
 _ENVELOPES = frozenset({"k8s.io.apimachinery.pkg.runtime.Unknown", "k8s.io.apimachinery.pkg.runtime.TypeMeta"})
 _OMITZERO = {("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp")}
+# Never walked: managedFields entries are only ever written by `ssa/managers.encode`, in
+# ManagedFieldsEntry's Go order already (a client's entries are decoded and encoded again).
+_ALREADY_GO = {("k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta", "managedFields")}
 # Scalars whose zero is filled in when absent (a nil []byte is null; that and the special structs,
 # Time's null above all, are left absent: nobody reading haru's objects has to meet a null).
 _FILLED_SCALARS = frozenset({
@@ -125,7 +128,7 @@ class _Compiler:
             if field.inline:
                 self._flatten(field.message.name, rows, always)
                 continue
-            sub, how = self._descend(field)
+            sub, how = (None, LEAF) if (name, field.name) in _ALREADY_GO else self._descend(field)
             rows.append((field.name, self._omit(name, field), sub, how))
             if field.pointer or field.repeated:
                 continue  # nil is omitted, or written as null: never filled in

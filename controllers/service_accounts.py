@@ -68,19 +68,13 @@ class ServiceAccountsController:
             try:
                 await self.client.create(SERVICEACCOUNTS, {"metadata": {"name": name}}, namespace)
             except errors.APIError as exc:
-                if errors.is_already_exists(exc) or await self._namespace_went(exc, namespace):
+                if errors.is_already_exists(exc) or _namespace_terminating(exc):
                     continue
                 raise
         return None
 
-    async def _namespace_went(self, exc: errors.APIError, namespace: str) -> bool:
-        # The create raced the namespace's deletion: NamespaceLifecycle answers 403 (terminating)
-        # or 404 (gone). Anything else is a real failure, retried with backoff.
-        if exc.code not in (403, 404):
-            return False
-        try:
-            return not _active(await self.client.get(NAMESPACES, namespace))
-        except errors.APIError as again:
-            if errors.is_not_found(again):
-                return True
-            raise
+
+def _namespace_terminating(exc: errors.APIError) -> bool:
+    # NamespaceLifecycle's refusal carries this cause (client-go's HasStatusCause). Any other
+    # failure, a 404 for a namespace just gone included, is retried; by then the cache knows.
+    return any(c.get("reason") == "NamespaceTerminating" for c in exc.details.get("causes") or [])

@@ -2,12 +2,15 @@
 Python client (whose e2e tests wait for `default/default` before creating pods).
 
 Every active namespace gets a `default` ServiceAccount, the system ones too; a deleted `default`
-comes back; a terminating namespace gets none.
+comes back; a terminating namespace gets none, even when the controller's cache still calls it
+Active (the create's NamespaceTerminating refusal ends the reconcile).
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from kubernetes import client as pyclient
@@ -86,3 +89,40 @@ async def test_a_terminating_namespace_gets_none(cluster: Cluster) -> None:
     await controller.reconcile("leaving")
 
     assert await _read_default(cluster, "leaving") is None
+
+
+@dataclass
+class _Store:
+    objects: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        return self.objects.get(key)
+
+
+@dataclass
+class _Informer:
+    store: _Store
+
+
+class _StaleContext:
+    """A manager context whose namespace cache has not seen the deletion yet."""
+
+    def __init__(self, controller: ServiceAccountsController, namespaces: dict[str, Any]) -> None:
+        self._by_watch = {controller.namespaces: _Informer(_Store(namespaces)), controller.accounts: _Informer(_Store())}
+
+    def informer(self, watch: Any) -> _Informer:
+        return self._by_watch[watch]
+
+
+async def test_a_create_refused_for_a_terminating_namespace_ends_the_reconcile(cluster: Cluster) -> None:
+    await cluster.client.create(NAMESPACES, {"metadata": {"name": "racing"}})
+    await eventually(lambda: _read_default(cluster, "racing"))
+    await cluster.client.delete(NAMESPACES, "racing")
+    await cluster.client.delete(SERVICEACCOUNTS, "default", "racing")
+    controller = ServiceAccountsController(cluster.client)
+    stale = {"racing": {"metadata": {"name": "racing"}, "status": {"phase": "Active"}}}
+    await controller.prepare(_StaleContext(controller, stale))  # type: ignore[arg-type]
+
+    assert await controller.reconcile("racing") is None
+
+    assert await _read_default(cluster, "racing") is None

@@ -3,8 +3,8 @@
 Go's query decoding (apimachinery's Convert_Slice_string_To_bool and its pointer twin) takes "0"
 and any casing of "false" as false and every other value as true: "True", which the Python
 client sends for its booleans, "1", "yes", even an empty `?watch=`. An absent parameter is unset.
-A boolean is never rejected. Called by `requestinfo.py` (watch) and the patch (force) and watch
-(sendInitialEvents, allowWatchBookmarks) handlers.
+A boolean is never rejected. Called by `requestinfo.py` (watch), `deletion.py` (orphanDependents)
+and the patch (force) and watch (sendInitialEvents, allowWatchBookmarks) handlers.
 """
 
 from __future__ import annotations

@@ -87,3 +87,32 @@ async def test_watch_is_a_watch_for_any_value_but_0_and_false(api: Any, raw: str
         text = await resp.text()
     assert resp.status == 200
     assert ('"kind":"ConfigMapList"' not in text) is watches, text
+
+
+async def _create_owner_and_dependent(api: Any, owner: str) -> None:
+    _, created, _ = await api.request("POST", "/api/v1/namespaces/default/configmaps", json={"metadata": {"name": owner}})
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": owner, "uid": created["metadata"]["uid"]}
+    await api.request("POST", "/api/v1/namespaces/default/configmaps",
+                      json={"metadata": {"name": owner + "-dep", "ownerReferences": [ref]}})
+
+
+async def test_the_python_clients_orphan_dependents_true_orphans(api: Any) -> None:
+    await _create_owner_and_dependent(api, "keeper")
+    core = pyclient.CoreV1Api(_api_client(api))
+
+    await asyncio.to_thread(core.delete_namespaced_config_map, "keeper", "default", orphan_dependents=True)
+
+    # No garbage collector runs here: the owner waits with the orphan finalizer the policy added.
+    status, owner, _ = await api.request("GET", "/api/v1/namespaces/default/configmaps/keeper")
+    assert status == 200 and owner["metadata"]["finalizers"] == ["orphan"], owner
+    assert owner["metadata"]["deletionTimestamp"]
+
+
+async def test_the_python_clients_orphan_dependents_false_deletes_in_the_background(api: Any) -> None:
+    await _create_owner_and_dependent(api, "goner")
+    core = pyclient.CoreV1Api(_api_client(api))
+
+    await asyncio.to_thread(core.delete_namespaced_config_map, "goner", "default", orphan_dependents=False)
+
+    status, _, _ = await api.request("GET", "/api/v1/namespaces/default/configmaps/goner")
+    assert status == 404

@@ -24,8 +24,8 @@ _SINGULAR = {"pods": "pod", "services": "service", "nodes": "node"}
 _NODE_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP")
 
 
-def split_scheme_name_port(id: str) -> tuple[str, str, str] | None:
-    parts = id.split(":")
+def split_scheme_name_port(target: str) -> tuple[str, str, str] | None:
+    parts = target.split(":")
     if len(parts) == 1:
         scheme, name, port = "", parts[0], ""
     elif len(parts) == 2:
@@ -40,16 +40,16 @@ def split_scheme_name_port(id: str) -> tuple[str, str, str] | None:
 
 
 async def connect(ep: Endpoint, request: web.Request) -> web.StreamResponse:
-    id = ep.request_info.name
+    target = ep.request_info.name
     kind = ep.resource.resource
-    parsed = split_scheme_name_port(id)
+    parsed = split_scheme_name_port(target)
     if parsed is None or kind not in _SINGULAR:
-        raise errors.bad_request(f'invalid {_SINGULAR.get(kind, kind)} request "{id}"')
+        raise errors.bad_request(f'invalid {_SINGULAR.get(kind, kind)} request "{target}"')
     _, name, port = parsed
     if kind == "pods":
         raise _pod(ep, name)
     if kind == "services":
-        raise _service(ep, id, name, port)
+        raise _service(ep, target, name, port)
     raise _node(ep, name)
 
 
@@ -74,7 +74,7 @@ def _pod(ep: Endpoint, name: str) -> errors.APIError:
     return errors.unavailable(f"haru has no pod network: pod {name} at {ip} cannot be reached")
 
 
-def _service(ep: Endpoint, id: str, name: str, port: str) -> errors.APIError:
+def _service(ep: Endpoint, target: str, name: str, port: str) -> errors.APIError:
     if port.lstrip("+-").isdigit():
         # A port number is looked up among the service's ports; the endpoints go by port name.
         service = responses.decode(ep.stored(name).value)
@@ -93,7 +93,7 @@ def _service(ep: Endpoint, id: str, name: str, port: str) -> errors.APIError:
                 target = f"{addresses[0].get('ip')}:{subset_port.get('port')}"
                 return errors.unavailable(f'haru has no pod network: endpoint {target} of service "{name}" '
                                           "cannot be reached")
-    return errors.unavailable(f'no endpoints available for service "{id}"')
+    return errors.unavailable(f'no endpoints available for service "{target}"')
 
 
 def _endpoints(ep: Endpoint, name: str) -> dict[str, Any]:

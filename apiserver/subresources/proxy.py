@@ -90,8 +90,8 @@ def _service(ep: Endpoint, target: str, name: str, port: str) -> errors.APIError
         addresses = subset.get("addresses") or []
         for subset_port in subset.get("ports") or []:
             if addresses and (subset_port.get("name") or "") == port:
-                target = f"{addresses[0].get('ip')}:{subset_port.get('port')}"
-                return errors.unavailable(f'haru has no pod network: endpoint {target} of service "{name}" '
+                address = f"{addresses[0].get('ip')}:{subset_port.get('port')}"
+                return errors.unavailable(f'haru has no pod network: endpoint {address} of service "{name}" '
                                           "cannot be reached")
     return errors.unavailable(f'no endpoints available for service "{target}"')
 

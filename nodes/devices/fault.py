@@ -1,0 +1,102 @@
+"""`haru fault gpu NODE/DEVICE unhealthy|healthy`: mark a virtual device, over the API.
+
+`set_device_health(rest, "gpu-node-0/gpu-3", "unhealthy", effect="NoExecute")` checks that the node
+publishes that device (its `gpu.nvidia.com` ResourceSlices), then rewrites the Node's
+`haru.dev/gpu-health` annotation (health.py) with an optimistic-concurrency patch, retried on a
+conflict. The nodes process, wherever it runs, sees the Node change and taints the device.
+`cluster/cli.py` calls it and prints the returned line; `FaultCommandError` is a user error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from client import errors
+from client.rest import RestClient
+from nodes.devices import health
+from nodes.devices.publisher import NODES, RESOURCE_SLICES
+from nodes.devices.slices import NIC_DRIVER
+
+STATES = {"unhealthy": "Unhealthy", "healthy": "Healthy", "unknown": "Unknown"}
+ATTEMPTS = 5
+
+
+class FaultCommandError(Exception):
+    pass
+
+
+def parse_target(target: str) -> tuple[str, str]:
+    node, sep, device = target.partition("/")
+    if not sep or not node or not device or "/" in device:
+        raise FaultCommandError(f"expected NODE/DEVICE such as gpu-node-0/gpu-3, got {target!r}")
+    return node, device
+
+
+async def published_devices(rest: RestClient, node: str) -> list[str]:
+    names: list[str] = []
+    for driver in (health.DRIVER, NIC_DRIVER):
+        listed = await rest.list(RESOURCE_SLICES, field_selector=f"spec.nodeName={node},spec.driver={driver}")
+        for item in listed.get("items") or []:
+            names.extend(d["name"] for d in (item.get("spec") or {}).get("devices") or [])
+    return names
+
+
+async def set_device_health(rest: RestClient, target: str, state: str, *, effect: str = "NoSchedule",
+                            xid: int | None = None, message: str = "") -> str:
+    node_name, device = parse_target(target)
+    health_value = STATES.get(state.lower())
+    if health_value is None:
+        raise FaultCommandError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+    if effect not in health.EFFECTS:
+        raise FaultCommandError(f"effect must be one of {', '.join(health.EFFECTS)}, got {effect!r}")
+    fault: Any = health_value
+    if effect != "NoSchedule" or xid is not None or message:
+        fault = {"health": health_value, "effect": effect}
+        if xid is not None:
+            fault["xid"] = xid
+        if message:
+            fault["message"] = message
+    health.parse_fault(fault)  # the same check the driver applies
+
+    try:
+        node = await rest.get(NODES, node_name)
+    except errors.APIError as err:
+        if errors.is_not_found(err):
+            raise FaultCommandError(f'node "{node_name}" not found') from None
+        raise
+    devices = await published_devices(rest, node_name)
+    if device not in devices:
+        listed = ", ".join(devices) if devices else "none"
+        raise FaultCommandError(f'node "{node_name}" publishes no device "{device}" (devices: {listed})')
+
+    for _ in range(ATTEMPTS):
+        meta = node["metadata"]
+        text = (meta.get("annotations") or {}).get(health.ANNOTATION) or "{}"
+        try:
+            faults = json.loads(text)
+        except json.JSONDecodeError:
+            faults = {}  # a broken annotation is replaced, not merged into
+        if not isinstance(faults, dict):
+            faults = {}
+        if health_value == "Healthy":
+            faults.pop(device, None)
+        else:
+            faults[device] = fault
+        value = health.encode_annotation(faults) if faults else None
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "annotations": {health.ANNOTATION: value}}}
+        try:
+            await rest.patch(NODES, node_name, patch)
+            break
+        except errors.APIError as err:
+            if not errors.is_conflict(err):
+                raise
+            node = await rest.get(NODES, node_name)
+    else:
+        raise FaultCommandError(f'node "{node_name}" kept changing; gave up after {ATTEMPTS} attempts')
+
+    if health_value == "Healthy":
+        return f"node/{node_name} {device}: Healthy (taint removed)"
+    key = health.TAINT_XID if xid is not None else health.TAINT_GPU_LOST
+    shown = f"{key}={xid}" if xid is not None else key
+    return f"node/{node_name} {device}: {health_value} (taint {shown}:{effect})"

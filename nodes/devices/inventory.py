@@ -128,6 +128,14 @@ def fabric_partitions(gpus: int) -> list[tuple[int, ...]]:
     return table
 
 
+CLIQUE_LABEL = "nvidia.com/gpu.clique"
+
+
+def node_labels(config: DevicesConfig) -> dict[str, str]:
+    """Labels the NVIDIA stack puts on a GPU node: the multi-node NVLink clique (compute-domain plugin)."""
+    return {CLIQUE_LABEL: config.clique} if config.clique and config.gpus else {}
+
+
 def build(node_name: str, config: DevicesConfig) -> Inventory:
     gpus: list[Gpu] = []
     model = config.model

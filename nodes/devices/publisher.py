@@ -145,7 +145,7 @@ async def _remove_pool(rest: RestClient, node_name: str, driver: str) -> int:
     return count
 
 
-def _faults_of(node: dict[str, Any], previous: dict[str, healthmod.Fault]) -> dict[str, healthmod.Fault]:
+def faults_of(node: dict[str, Any], previous: dict[str, healthmod.Fault]) -> dict[str, healthmod.Fault]:
     text = ((node.get("metadata") or {}).get("annotations") or {}).get(healthmod.ANNOTATION)
     try:
         return healthmod.parse_annotation(text)
@@ -153,6 +153,18 @@ def _faults_of(node: dict[str, Any], previous: dict[str, healthmod.Fault]) -> di
         # A malformed annotation changes nothing: the last good faults stay in force.
         log.warning("node %s: ignoring %s: %s", node["metadata"]["name"], healthmod.ANNOTATION, err)
         return previous
+
+
+async def sync(rest: RestClient, node: dict[str, Any], inventory: inventorymod.Inventory,
+               node_health: healthmod.NodeHealth, *, force: bool = False) -> int:
+    """One Node event: take its faults, and reconcile when they changed (or when forced).
+
+    For a caller that already watches Nodes through a shared informer (thousands of hollow
+    kubelets in one process), this is the handler; `publish` is the same loop on its own watch.
+    """
+    if node_health.replace(faults_of(node, node_health.faults)) or force:
+        return await reconcile(rest, node, inventory, node_health)
+    return 0
 
 
 async def publish(rest: RestClient, node: dict[str, Any], devices_config: DevicesConfig, *,
@@ -164,17 +176,14 @@ async def publish(rest: RestClient, node: dict[str, Any], devices_config: Device
     while True:
         try:
             current = await rest.get(NODES, name)
-            node_health.replace(_faults_of(current, node_health.faults))
-            await reconcile(rest, current, inventory, node_health)
+            await sync(rest, current, inventory, node_health, force=True)
             rv = current["metadata"].get("resourceVersion", "")
             async with aclosing(rest.watch(NODES, field_selector=f"metadata.name={name}", resource_version=rv,
                                            timeout_seconds=300)) as events:
                 async for event in events:
                     if event.get("type") not in ("ADDED", "MODIFIED"):
                         continue
-                    obj = event["object"]
-                    if node_health.replace(_faults_of(obj, node_health.faults)):
-                        await reconcile(rest, obj, inventory, node_health)
+                    await sync(rest, event["object"], inventory, node_health)
         except asyncio.CancelledError:
             raise
         except errors.APIError as err:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from nodes.devices import config, presets
+from nodes.devices import config, inventory, presets
 
 
 def errors_of(raw: Any) -> list[tuple[tuple[str | int, ...], str]]:
@@ -84,3 +84,9 @@ def test_paths_format_as_the_cluster_file_spells_them() -> None:
     assert config.format_path(("mig", "profiles", 1)) == "devices.mig.profiles[1]"
     err = config.DevicesConfigError([(("gpus",), "must be an integer, not a string")])
     assert str(err) == "devices.gpus: must be an integer, not a string"
+
+
+def test_a_multi_node_nvlink_clique_becomes_the_nvidia_node_label() -> None:
+    cfg = config.parse({"gpus": 4, "model": "h100", "nvlink": {"clique": "e7b3a1f0-1c2d-4e5f-8a9b-0c1d2e3f4a5b.3"}})
+    assert inventory.node_labels(cfg) == {"nvidia.com/gpu.clique": "e7b3a1f0-1c2d-4e5f-8a9b-0c1d2e3f4a5b.3"}
+    assert inventory.node_labels(config.parse({"gpus": 4})) == {}

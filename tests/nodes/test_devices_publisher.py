@@ -22,7 +22,7 @@ from client import kubeconfig
 from client.rest import RestClient
 from nodes.devices import config, fault, health, inventory, publisher
 from tests.conftest import Cluster
-from tests.nodes.test_devices_slices import GPU_CLASS, cel_device
+from tests.nodes.test_devices_slices import cel_device
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 NODE = "devtest-gpu-0"

@@ -175,3 +175,35 @@ async def test_kubectl_shows_the_slices_and_the_upstream_device_class_selects_ev
     devices = [(s["spec"]["driver"], d) for s in listed["items"] for d in s["spec"].get("devices", [])]
     assert len(devices) == 4
     assert all(program.evaluate({"device": cel_device(driver, d)}) is True for driver, d in devices)
+
+
+async def test_the_python_client_reads_every_device_kind_into_its_models(rest: RestClient, haru: Cluster) -> None:
+    """kubernetes 36.0.3 deserializes MIG counters, a shared GPU's request policy and a late-binding NIC."""
+    from kubernetes import client
+    from kubernetes import config as kconfig
+
+    raw = {"gpus": 2, "mig": {"gpus": [0], "profiles": ["1g.10gb", "7g.80gb"]}, "sharedGpu": {"gpus": [1]},
+           "network": 1}
+    await pass_once(rest, raw)
+    api = client.ResourceV1Api(kconfig.new_client_from_config(config_file=haru.kubeconfig))
+    items = await asyncio.to_thread(lambda: api.list_resource_slice(field_selector=f"spec.nodeName={NODE}").items)
+    by_driver: dict[str, list[Any]] = {}
+    for item in items:
+        by_driver.setdefault(item.spec.driver, []).append(item)
+    gpu_slices = sorted(by_driver["gpu.nvidia.com"], key=lambda s: s.metadata.name)
+    (counter_set,) = gpu_slices[0].spec.shared_counters
+    assert counter_set.name == "gpu-0-counter-set" and counter_set.counters["memory-slice-7"].value == "1"
+    devices = {d.name: d for s in gpu_slices[1:] for d in s.spec.devices}
+    assert devices["gpu-0-mig-1g10gb-19-6"].consumes_counters[0].counter_set == "gpu-0-counter-set"
+    assert devices["gpu-0-mig-1g10gb-19-6"].attributes["profile"].string == "1g.10gb"
+    assert devices["gpu-0"].attributes["cudaComputeCapability"].version == "9.0.0"
+    shared = devices["gpu-1"]
+    assert shared.allow_multiple_allocations is True
+    assert shared.capacity["memory"].request_policy.valid_range.step == "1Mi"
+    (nic_slice,) = by_driver["nic.haru.dev"]
+    (nic,) = nic_slice.spec.devices
+    assert nic.binds_to_node is True and nic.binding_conditions == ["nic.haru.dev/attached"]
+    assert nic.binding_failure_conditions == ["nic.haru.dev/attach-failed"]
+    # Back to four plain GPUs: the NIC pool goes away entirely.
+    await pass_once(rest, {"gpus": 4})
+    assert {s["spec"]["driver"] for s in await slices_of(rest)} == {"gpu.nvidia.com"}

@@ -2,10 +2,11 @@
 
 `visible(results, inventory)` picks this node's `gpu.nvidia.com` devices from allocation results
 (`claims.container_results`), in the order `nvidia-smi` enumerates them (PCI bus order, MIG devices
-under their parent). `container_env` gives `NVIDIA_VISIBLE_DEVICES` (the UUIDs, as the
-device plugin's envvar strategy and the container toolkit read them) and `CUDA_VISIBLE_DEVICES`
-(the container-local CUDA ordinals). The kubelet puts these into the container's environment and
-the shell's context (`nodes/shell.py`).
+under their parent). `container_env` gives `NVIDIA_VISIBLE_DEVICES` (the UUIDs, as the device
+plugin's envvar strategy and the container toolkit read them) and `CUDA_VISIBLE_DEVICES` (the
+container-local CUDA ordinals). NVIDIA's DRA plugin itself injects device nodes through CDI and
+sets `NVIDIA_VISIBLE_DEVICES=void` (nvcdi's common edits); `cdi=True` gives that form. The kubelet
+puts these into the container's environment and the shell's context (`nodes/shell.py`).
 """
 
 from __future__ import annotations
@@ -82,11 +83,13 @@ def _cuda_devices(shown: list[Visible]) -> list[str]:
     return ids
 
 
-def container_env(claim_allocations: Iterable[Any], node_devices: Inventory) -> dict[str, str]:
+def container_env(claim_allocations: Iterable[Any], node_devices: Inventory, *, cdi: bool = False) -> dict[str, str]:
     shown = visible(_results(claim_allocations), node_devices)
     ids = _cuda_devices(shown)
     if not ids:
         return {}
+    if cdi:
+        return {"NVIDIA_VISIBLE_DEVICES": "void"}
     return {"NVIDIA_VISIBLE_DEVICES": ",".join(ids), "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(len(ids)))}
 
 

@@ -26,6 +26,8 @@ def test_env_lists_the_uuids_and_cuda_ordinals_of_exactly_the_allocated_gpus() -
     env = container.container_env([result("gpu-2"), result("gpu-0")], INV)
     assert env == {"NVIDIA_VISIBLE_DEVICES": f"{INV.gpus[0].uuid},{INV.gpus[2].uuid}", "CUDA_VISIBLE_DEVICES": "0,1"}
     assert container.container_env([], INV) == {}
+    # What the DRA plugin's CDI spec itself sets: the devices come as device nodes instead.
+    assert container.container_env([result("gpu-0")], INV, cdi=True) == {"NVIDIA_VISIBLE_DEVICES": "void"}
     # Another node's pool and another driver's devices are not this node's GPUs.
     assert container.container_env([result("gpu-1", pool="gpu-node-1"), result("nic-0", driver="nic.haru.dev")],
                                    INV) == {}

@@ -100,7 +100,7 @@ MODELS: dict[str, GpuModel] = {
         cuda_driver_version="12.9", multiprocessors=108, memory_slices=8,
         mig_profiles=(
             MigProfile("1g.10gb", 19, 14, 1, 0, 0, 0, 0, 9728, 1, (0, 1, 2, 3, 4, 5, 6)),
-            MigProfile("1g.20gb", 15, 14, 1, 1, 0, 1, 0, 19968, 2, (0, 2, 4, 6)),
+            MigProfile("1g.20gb", 15, 14, 1, 1, 0, 0, 0, 19968, 2, (0, 2, 4, 6)),
             MigProfile("2g.20gb", 14, 28, 2, 1, 0, 0, 0, 19968, 2, (0, 2, 4)),
             MigProfile("3g.40gb", 9, 42, 3, 2, 0, 0, 0, 40192, 4, (0, 4)),
             MigProfile("4g.40gb", 5, 56, 4, 2, 0, 0, 0, 40192, 4, (0,)),

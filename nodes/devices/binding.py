@@ -14,7 +14,7 @@ from typing import Any
 
 from nodes.devices.claims import results_of
 from nodes.devices.health import now
-from nodes.devices.slices import NIC_ATTACH_FAILED, NIC_ATTACHED, NIC_DRIVER
+from nodes.devices.names import NIC_ATTACH_FAILED, NIC_ATTACHED, NIC_DRIVER
 
 
 def _mac(seed: str) -> str:

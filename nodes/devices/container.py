@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from nodes.devices.health import DRIVER
+from nodes.devices.names import GPU_DRIVER
 from nodes.devices.inventory import Gpu, Inventory, MigPartition, mig_uuid
 
 # Character devices the NVIDIA runtime injects next to the per-GPU ones.
@@ -31,7 +31,7 @@ class Visible:
 def visible(results: Iterable[dict[str, Any]], inventory: Inventory) -> list[Visible]:
     by_minor: dict[int, Visible] = {}
     for result in results:
-        if result.get("driver") != DRIVER or result.get("pool") != inventory.node_name:
+        if result.get("driver") != GPU_DRIVER or result.get("pool") != inventory.node_name:
             continue
         name = str(result.get("device", ""))
         gpu = inventory.parent_of(name)

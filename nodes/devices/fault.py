@@ -16,7 +16,7 @@ from client import errors
 from client.rest import RestClient
 from nodes.devices import health
 from nodes.devices.publisher import NODES, RESOURCE_SLICES
-from nodes.devices.slices import NIC_DRIVER
+from nodes.devices import names
 
 STATES = {"unhealthy": "Unhealthy", "healthy": "Healthy", "unknown": "Unknown"}
 ATTEMPTS = 5
@@ -34,12 +34,12 @@ def parse_target(target: str) -> tuple[str, str]:
 
 
 async def published_devices(rest: RestClient, node: str) -> list[str]:
-    names: list[str] = []
-    for driver in (health.DRIVER, NIC_DRIVER):
+    found: list[str] = []
+    for driver in names.DRIVERS:
         listed = await rest.list(RESOURCE_SLICES, field_selector=f"spec.nodeName={node},spec.driver={driver}")
         for item in listed.get("items") or []:
-            names.extend(d["name"] for d in (item.get("spec") or {}).get("devices") or [])
-    return names
+            found.extend(d["name"] for d in (item.get("spec") or {}).get("devices") or [])
+    return found
 
 
 async def set_device_health(rest: RestClient, target: str, state: str, *, effect: str = "NoSchedule",
@@ -97,6 +97,6 @@ async def set_device_health(rest: RestClient, target: str, state: str, *, effect
 
     if health_value == "Healthy":
         return f"node/{node_name} {device}: Healthy (taint removed)"
-    key = health.TAINT_XID if xid is not None else health.TAINT_GPU_LOST
-    shown = f"{key}={xid}" if xid is not None else key
+    key = health.parse_fault(fault).key(device)
+    shown = f"{key}={xid}" if xid is not None and not names.is_nic(device) else key
     return f"node/{node_name} {device}: {health_value} (taint {shown}:{effect})"

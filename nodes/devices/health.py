@@ -5,7 +5,8 @@ the annotation `haru.dev/gpu-health`, a JSON object from device name to a fault,
 `{"gpu-3": "Unhealthy"}` or `{"gpu-3": {"health": "Unhealthy", "effect": "NoExecute", "xid": 79}}`
 (`fault.py` writes it; a device not listed is healthy). `publisher` watches the Node, keeps the
 node's entry in `REGISTRY` and republishes; the taints follow the NVIDIA driver's keys
-(`gpu.nvidia.com/gpu-lost`, `gpu.nvidia.com/xid` with the XID as value, `device_health.go`).
+(`gpu.nvidia.com/gpu-lost`, `gpu.nvidia.com/xid` with the XID as value, `device_health.go`; a
+NIC's is `nic.haru.dev/link-down`).
 The kubelet calls `allocated_resources_status` for `containerStatuses[].allocatedResourcesStatus`.
 """
 
@@ -17,11 +18,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from nodes.devices import claims as claims_mod
+from nodes.devices import names
 
 ANNOTATION = "haru.dev/gpu-health"
-DRIVER = "gpu.nvidia.com"
-TAINT_GPU_LOST = DRIVER + "/gpu-lost"
-TAINT_XID = DRIVER + "/xid"
 EFFECTS = ("NoSchedule", "NoExecute", "None")
 HEALTH = ("Healthy", "Unhealthy", "Unknown")
 MESSAGE_LIMIT = 1024  # ResourceHealth.message is cut to 1024 characters (gate ResourceHealthStatusMessage)
@@ -45,9 +44,14 @@ class Fault:
     xid: int | None = None
     message: str = ""
 
-    def taint(self, time_added: str) -> dict[str, Any]:
-        taint: dict[str, Any] = {"key": TAINT_XID if self.xid is not None else TAINT_GPU_LOST}
-        if self.xid is not None:
+    def key(self, device: str) -> str:
+        if names.is_nic(device):
+            return names.TAINT_NIC_DOWN
+        return names.TAINT_XID if self.xid is not None else names.TAINT_GPU_LOST
+
+    def taint(self, device: str, time_added: str) -> dict[str, Any]:
+        taint: dict[str, Any] = {"key": self.key(device)}
+        if self.xid is not None and not names.is_nic(device):
             taint["value"] = str(self.xid)
         taint["effect"] = self.effect
         taint["timeAdded"] = time_added
@@ -61,6 +65,8 @@ class Fault:
             text = f"XID {self.xid}" + (f" ({meaning})" if meaning else "")
         elif self.health == "Unknown":
             text = "device health is not monitored"
+        elif names.is_nic(device):
+            text = "link is down"
         else:
             text = "GPU is lost"
         where = f"{device} ({uuid})" if uuid else device
@@ -143,7 +149,7 @@ class NodeHealth:
         if fault is None or fault.health == "Healthy":
             return []
         owner = device if device in self.faults else (parent or device)
-        return [fault.taint(self.since.get(owner) or now())]
+        return [fault.taint(device, self.since.get(owner) or now())]
 
 
 class HealthRegistry:
@@ -172,17 +178,18 @@ def allocated_resources_status(container: dict[str, Any], pod: dict[str, Any], c
     `claims` maps a ResourceClaim's name to the (allocated) object. Entries are named
     `claim:<pod claim name>[/<request>]` as the container declares them; each device is
     `{resourceID: "<driver>/<pool>/<device>", health, message?}`. Only this driver's devices
-    appear; `uuids` (device name → UUID, `container.uuids`) puts the UUIDs in the messages.
+    appear (the GPUs and the NICs); `uuids` (device name → UUID, `container.uuids`) puts the UUIDs in the messages.
     """
     grouped: dict[str, list[dict[str, Any]]] = {}
     for held in claims_mod.container_results(container, pod, claims):
         result = held.result
-        if result.get("driver") != DRIVER:
+        driver = result.get("driver")
+        if driver not in names.DRIVERS:
             continue
         device = str(result.get("device", ""))
         parent = device.split("-mig-")[0] if "-mig-" in device else None
         fault = node.fault_for(device, parent)
-        entry: dict[str, Any] = {"resourceID": f"{DRIVER}/{result.get('pool', '')}/{device}",
+        entry: dict[str, Any] = {"resourceID": f"{driver}/{result.get('pool', '')}/{device}",
                                  "health": fault.health if fault else "Healthy"}
         if fault is not None:
             entry["message"] = fault.describe(device, (uuids or {}).get(device, ""))

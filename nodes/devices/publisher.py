@@ -21,6 +21,7 @@ from client.resources import Resource
 from client.rest import RestClient
 from nodes.devices import health as healthmod
 from nodes.devices import inventory as inventorymod
+from nodes.devices import names
 from nodes.devices import slices as slicesmod
 from nodes.devices.config import DevicesConfig
 
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", namespaced=False)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
-DRIVERS = (healthmod.DRIVER, slicesmod.NIC_DRIVER)
 INDEX_MIN_LENGTH = 5
 RETRY_SECONDS = 1.0
 
@@ -123,7 +123,7 @@ async def reconcile(rest: RestClient, node: dict[str, Any], inventory: inventory
     """Every driver's pool for this node, including drivers that no longer have devices here."""
     wanted = slicesmod.desired(inventory, node_health)
     writes = 0
-    for driver in DRIVERS:
+    for driver in names.DRIVERS:
         bodies = wanted.get(driver, [])
         if bodies:
             writes += await reconcile_pool(rest, node, driver, bodies)

@@ -14,12 +14,10 @@ import re
 from typing import Any
 
 from nodes.devices import presets
-from nodes.devices.health import DRIVER, NodeHealth
+from nodes.devices.health import NodeHealth
+from nodes.devices.names import GPU_DRIVER, NIC_ATTACH_FAILED, NIC_ATTACHED, NIC_DRIVER
 from nodes.devices.inventory import Gpu, Inventory, MigPartition, Nic
 
-NIC_DRIVER = "nic.haru.dev"
-NIC_ATTACHED = NIC_DRIVER + "/attached"
-NIC_ATTACH_FAILED = NIC_DRIVER + "/attach-failed"
 COUNTER_SETS_PER_SLICE = 8  # ResourceSliceSpec.sharedCounters holds at most 8 sets
 STEP = presets.MIB  # consumable memory is handed out in 1Mi steps (consumable_shares.go)
 _BINARY = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))
@@ -208,9 +206,9 @@ def desired(inventory: Inventory, health: NodeHealth) -> dict[str, list[dict[str
             for gpu in inventory.gpus:
                 devices = [gpu_device(gpu, health, True, mode)] + [mig_device(gpu, p, health) for p in gpu.mig]
                 bodies.append({"devices": devices})
-            out[DRIVER] = bodies
+            out[GPU_DRIVER] = bodies
         else:
-            out[DRIVER] = [{"devices": [gpu_device(g, health, False, mode) for g in inventory.gpus]}]
+            out[GPU_DRIVER] = [{"devices": [gpu_device(g, health, False, mode) for g in inventory.gpus]}]
     if inventory.nics:
         out[NIC_DRIVER] = [{"devices": [nic_device(n, health) for n in inventory.nics]}]
     return out

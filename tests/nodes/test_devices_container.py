@@ -132,3 +132,15 @@ def test_a_failing_attach_sets_the_failure_condition() -> None:
     assert {c["type"]: c["status"] for c in entry["conditions"]} == {"nic.haru.dev/attached": "False",
                                                                      "nic.haru.dev/attach-failed": "True"}
     assert "networkData" not in entry
+
+
+def test_a_nic_fault_taints_with_its_own_drivers_key_and_shows_in_pod_status() -> None:
+    node = health.NodeHealth()
+    node.replace({"nic-0": health.Fault()}, at="2026-12-01T00:00:00Z")
+    assert node.taints_for("nic-0") == [{"key": "nic.haru.dev/link-down", "effect": "NoSchedule",
+                                         "timeAdded": "2026-12-01T00:00:00Z"}]
+    pod = {"spec": {"resourceClaims": [{"name": "net", "resourceClaimName": "net-1"}]}}
+    claims_by_name = {"net-1": claim("net-1", result("nic-0", request="nic", driver="nic.haru.dev"))}
+    status = health.allocated_resources_status({"resources": {"claims": [{"name": "net"}]}}, pod, claims_by_name, node)
+    assert status == [{"name": "claim:net", "resources": [
+        {"resourceID": f"nic.haru.dev/{NODE}/nic-0", "health": "Unhealthy", "message": "nic-0: link is down"}]}]

@@ -99,7 +99,8 @@ def nvidia_smi_list(shown: list[Visible]) -> list[str]:
     for index, entry in enumerate(shown):
         lines.append(f"GPU {index}: {entry.gpu.model.product_name} (UUID: {entry.gpu.uuid})")
         for number, part in enumerate(entry.mig):
-            lines.append(f"  MIG {part.profile.name:<12}Device {number:>2}: (UUID: {mig_uuid(entry.gpu.uuid, part.name)})")
+            uuid = mig_uuid(entry.gpu.uuid, part.name)
+            lines.append(f"  MIG {part.profile.name:<12}Device {number:>2}: (UUID: {uuid})")
     return lines
 
 

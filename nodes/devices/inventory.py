@@ -47,7 +47,8 @@ class MigPartition:
     @property
     def name(self) -> str:
         # The driver strips the dots: "1g.10gb" → "1g10gb" (toRFC1123Compliant of the profile name).
-        return f"gpu-{self.parent_minor}-mig-{self.profile.name.replace('.', '')}-{self.profile.profile_id}-{self.placement_start}"
+        profile = self.profile.name.replace(".", "")
+        return f"gpu-{self.parent_minor}-mig-{profile}-{self.profile.profile_id}-{self.placement_start}"
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,10 @@ def test_a_nic_fault_taints_with_its_own_drivers_key_and_shows_in_pod_status() -
     status = health.allocated_resources_status({"resources": {"claims": [{"name": "net"}]}}, pod, claims_by_name, node)
     assert status == [{"name": "claim:net", "resources": [
         {"resourceID": f"nic.haru.dev/{NODE}/nic-0", "health": "Unhealthy", "message": "nic-0: link is down"}]}]
+
+
+def test_the_registry_keeps_one_health_per_node() -> None:
+    registry = health.HealthRegistry()
+    assert registry.node("a") is registry.node("a") and registry.node("a") is not registry.node("b")
+    registry.forget("a")
+    assert registry.node("a").faults == {}

@@ -24,7 +24,7 @@ from nodes.devices import config, fault, health, inventory, publisher
 from tests.conftest import Cluster
 from tests.nodes.test_devices_slices import cel_device
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 NODE = "devtest-gpu-0"
 SLICE_NAME = re.compile(r"^0000[0-9a-f]-gpu\.nvidia\.com-devtest-gpu-0-[a-z0-9]{5}$")
 # deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-gpu.yaml, rendered for resource.k8s.io/v1.

@@ -4,15 +4,19 @@
 publishes that device (its `gpu.nvidia.com` ResourceSlices), then rewrites the Node's
 `haru.dev/gpu-health` annotation (health.py) with an optimistic-concurrency patch, retried on a
 conflict. The nodes process, wherever it runs, sees the Node change and taints the device.
-`cluster/cli.py` calls it and prints the returned line; `FaultCommandError` is a user error.
+`cluster/cli.py` calls it (or `main`, also `python -m nodes.devices.fault`) and prints the
+returned line; `FaultCommandError` is a user error (exit 1).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
-from typing import Any
+import sys
+from typing import Any, Sequence
 
-from client import errors
+from client import errors, kubeconfig
 from client.rest import RestClient
 from nodes.devices import health
 from nodes.devices.publisher import NODES, RESOURCE_SLICES
@@ -100,3 +104,40 @@ async def set_device_health(rest: RestClient, target: str, state: str, *, effect
     key = health.parse_fault(fault).key(device)
     shown = f"{key}={xid}" if xid is not None and not names.is_nic(device) else key
     return f"node/{node_name} {device}: {health_value} (taint {shown}:{effect})"
+
+
+def parser() -> argparse.ArgumentParser:
+    cli = argparse.ArgumentParser(prog="haru fault", description="Mark a virtual device unhealthy or healthy.")
+    cli.add_argument("--kubeconfig", required=True)
+    kinds = cli.add_subparsers(dest="kind", required=True)
+    gpu = kinds.add_parser("gpu", help="a GPU, MIG device or NIC of a hollow node")
+    gpu.add_argument("target", metavar="NODE/DEVICE")
+    gpu.add_argument("state", choices=sorted(STATES))
+    gpu.add_argument("--effect", default="NoSchedule", choices=health.EFFECTS,
+                     help="the device taint's effect (NoExecute evicts pods that do not tolerate it)")
+    gpu.add_argument("--xid", type=int, help="report an XID error (taint gpu.nvidia.com/xid=<XID>)")
+    gpu.add_argument("--message", default="", help="the message pods see in allocatedResourcesStatus")
+    return cli
+
+
+async def _run(args: argparse.Namespace) -> str:
+    async with RestClient(kubeconfig.load(args.kubeconfig)) as rest:
+        return await set_device_health(rest, args.target, args.state, effect=args.effect, xid=args.xid,
+                                       message=args.message)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        print(asyncio.run(_run(args)))
+    except FaultCommandError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except errors.APIError as err:
+        print(f"Error from server: {err.message or err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -207,3 +209,21 @@ async def test_the_python_client_reads_every_device_kind_into_its_models(rest: R
     # Back to four plain GPUs: the NIC pool goes away entirely.
     await pass_once(rest, {"gpus": 4})
     assert {s["spec"]["driver"] for s in await slices_of(rest)} == {"gpu.nvidia.com"}
+
+
+async def test_the_fault_command_runs_as_a_process(haru: Cluster) -> None:
+    def fault_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "nodes.devices.fault", "--kubeconfig", haru.kubeconfig, *args],
+                              capture_output=True, text=True, timeout=60)
+
+    done = fault_cli("gpu", f"{NODE}/gpu-2", "unhealthy", "--xid", "79")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"node/{NODE} gpu-2: Unhealthy (taint gpu.nvidia.com/xid=79:NoSchedule)\n", "")
+    node = json.loads(haru.kubectl("get", "node", NODE, "-o", "json").stdout)
+    assert json.loads(node["metadata"]["annotations"][health.ANNOTATION]) == {
+        "gpu-2": {"effect": "NoSchedule", "health": "Unhealthy", "xid": 79}}
+    missing = fault_cli("gpu", f"{NODE}/gpu-7", "unhealthy")
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr == f'error: node "{NODE}" publishes no device "gpu-7" (devices: gpu-0, gpu-1, gpu-2, gpu-3)\n'
+    healed = fault_cli("gpu", f"{NODE}/gpu-2", "healthy")
+    assert healed.returncode == 0 and healed.stdout == f"node/{NODE} gpu-2: Healthy (taint removed)\n"

@@ -9,7 +9,7 @@
       mig: true              # or {gpus: [0, 1] | all, profiles: [1g.10gb, 3g.40gb]}: dynamic MIG,
                              #   partitionable devices with shared counters (default: off)
       nvlink: true           # or {clique: "<clusterUUID>.<cliqueID>"}: NVSwitch domain attributes
-                             #   (default: on for HGX models h100/h200/a100 with 2, 4 or 8 GPUs)
+                             #   (default: on for HGX models h100/h200/a100 with 2, 4, 8 or 16 GPUs)
       sharedGpu: true        # or {gpus: [...] | all, mode: memory | unlimited | <shares>}
       network: 2             # or {count: 2, attach: succeed | fail}: NICs with an attach step
 
@@ -235,13 +235,19 @@ def _mig(value: Any, model: presets.GpuModel | None, gpus: int,
     return selected, tuple(n for n in known if n in out)
 
 
+NVSWITCH_SIZES = (2, 4, 8, 16)  # the boards with an NVSwitch domain: HGX 4- and 8-GPU, NVL16
+
+
 def _nvlink(value: Any, model: presets.GpuModel | None, gpus: int, errors: list[Error]) -> tuple[bool, str]:
     if value is None:
-        return bool(model is not None and model.nvlink and gpus in (2, 4, 8)), ""
+        return bool(model is not None and model.nvlink and gpus in NVSWITCH_SIZES), ""
     if value is False:
         return False, ""
     if model is not None and not model.nvlink:
         errors.append((("nvlink",), f"{model.product_name} has no NVLink switch fabric"))
+        return False, ""
+    if gpus not in NVSWITCH_SIZES:
+        errors.append((("nvlink",), f"an NVSwitch domain holds 2, 4, 8 or 16 GPUs, not {gpus}"))
         return False, ""
     if value is True:
         return True, ""

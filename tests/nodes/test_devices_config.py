@@ -61,6 +61,8 @@ CASES = [
      [(("driverVersion",), "must be a dotted version such as \"570.133.20\", not 'r570'")]),
     ("NVLink on a PCIe card", {"gpus": 2, "model": "l40s", "nvlink": True},
      [(("nvlink",), "NVIDIA L40S has no NVLink switch fabric")]),
+    ("an NVSwitch domain of three GPUs", {"gpus": 3, "nvlink": True},
+     [(("nvlink",), "an NVSwitch domain holds 2, 4, 8 or 16 GPUs, not 3")]),
     ("a malformed clique", {"gpus": 8, "nvlink": {"clique": "one"}},
      [(("nvlink", "clique"), "must be \"<clusterUUID>.<cliqueID>\", not 'one'")]),
     ("a shared GPU on a CPU node", {"sharedGpu": True}, [(("sharedGpu",), "the node has no GPUs to share")]),

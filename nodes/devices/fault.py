@@ -46,16 +46,18 @@ async def published_devices(rest: RestClient, node: str) -> list[str]:
     return found
 
 
-async def set_device_health(rest: RestClient, target: str, state: str, *, effect: str = "NoSchedule",
+async def set_device_health(rest: RestClient, target: str, state: str, *, effect: str | None = None,
                             xid: int | None = None, message: str = "") -> str:
     node_name, device = parse_target(target)
     health_value = STATES.get(state.lower())
     if health_value is None:
         raise FaultCommandError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+    default_effect = health.DEFAULT_EFFECT[health_value]
+    effect = effect or default_effect
     if effect not in health.EFFECTS:
         raise FaultCommandError(f"effect must be one of {', '.join(health.EFFECTS)}, got {effect!r}")
     fault: Any = health_value
-    if effect != "NoSchedule" or xid is not None or message:
+    if effect != default_effect or xid is not None or message:
         fault = {"health": health_value, "effect": effect}
         if xid is not None:
             fault["xid"] = xid
@@ -113,8 +115,9 @@ def parser() -> argparse.ArgumentParser:
     gpu = kinds.add_parser("gpu", help="a GPU, MIG device or NIC of a hollow node")
     gpu.add_argument("target", metavar="NODE/DEVICE")
     gpu.add_argument("state", choices=sorted(STATES))
-    gpu.add_argument("--effect", default="NoSchedule", choices=health.EFFECTS,
-                     help="the device taint's effect (NoExecute evicts pods that do not tolerate it)")
+    gpu.add_argument("--effect", choices=health.EFFECTS,
+                     help="the device taint's effect: NoSchedule for unhealthy, None for unknown by default; "
+                          "NoExecute evicts pods that do not tolerate it")
     gpu.add_argument("--xid", type=int, help="report an XID error (taint gpu.nvidia.com/xid=<XID>)")
     gpu.add_argument("--message", default="", help="the message pods see in allocatedResourcesStatus")
     return cli

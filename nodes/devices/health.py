@@ -5,8 +5,8 @@ the annotation `haru.dev/gpu-health`, a JSON object from device name to a fault,
 `{"gpu-3": "Unhealthy"}` or `{"gpu-3": {"health": "Unhealthy", "effect": "NoExecute", "xid": 79}}`
 (`fault.py` writes it; a device not listed is healthy). `publisher` watches the Node, keeps the
 node's entry in `REGISTRY` and republishes; the taints follow the NVIDIA driver's keys
-(`gpu.nvidia.com/gpu-lost`, `gpu.nvidia.com/xid` with the XID as value, `device_health.go`; a
-NIC's is `nic.haru.dev/link-down`).
+(`gpu.nvidia.com/gpu-lost`, `gpu.nvidia.com/xid` with the XID as value, `gpu.nvidia.com/unmonitored`
+for Unknown, `device_health.go`; a NIC's is `nic.haru.dev/link-down`).
 The kubelet calls `allocated_resources_status` for `containerStatuses[].allocatedResourcesStatus`.
 """
 
@@ -23,6 +23,8 @@ from nodes.devices import names
 ANNOTATION = "haru.dev/gpu-health"
 EFFECTS = ("NoSchedule", "NoExecute", "None")
 HEALTH = ("Healthy", "Unhealthy", "Unknown")
+# An unmonitored device is only marked (effect None, as the driver does); a lost one is avoided.
+DEFAULT_EFFECT = {"Unhealthy": "NoSchedule", "Unknown": "None", "Healthy": "None"}
 MESSAGE_LIMIT = 1024  # ResourceHealth.message is cut to 1024 characters (gate ResourceHealthStatusMessage)
 # What NVIDIA's XID catalogue says the common fatal ones mean; the message names the XID either way.
 XID_MEANINGS = {
@@ -47,6 +49,8 @@ class Fault:
     def key(self, device: str) -> str:
         if names.is_nic(device):
             return names.TAINT_NIC_DOWN
+        if self.health == "Unknown":
+            return names.TAINT_UNMONITORED
         return names.TAINT_XID if self.xid is not None else names.TAINT_GPU_LOST
 
     def taint(self, device: str, time_added: str) -> dict[str, Any]:
@@ -81,18 +85,18 @@ def parse_fault(value: Any) -> Fault:
     if isinstance(value, str):
         if value not in HEALTH:
             raise FaultError(f"health must be one of {', '.join(HEALTH)}, not {value!r}")
-        return Fault(health=value)
+        return Fault(health=value, effect=DEFAULT_EFFECT[value])
     if not isinstance(value, dict):
         raise FaultError(f"a fault is a health string or an object, not {type(value).__name__}")
     unknown = set(value) - {"health", "effect", "xid", "message"}
     if unknown:
         raise FaultError(f"unknown fault fields: {', '.join(sorted(unknown))}")
     health = value.get("health", "Unhealthy")
-    effect = value.get("effect", "NoSchedule")
-    xid = value.get("xid")
-    message = value.get("message", "")
     if health not in HEALTH:
         raise FaultError(f"health must be one of {', '.join(HEALTH)}, not {health!r}")
+    effect = value.get("effect", DEFAULT_EFFECT[health])
+    xid = value.get("xid")
+    message = value.get("message", "")
     if effect not in EFFECTS:
         raise FaultError(f"effect must be one of {', '.join(EFFECTS)}, not {effect!r}")
     if xid is not None and (isinstance(xid, bool) or not isinstance(xid, int) or xid < 0):

@@ -151,3 +151,10 @@ def test_the_registry_keeps_one_health_per_node() -> None:
     assert registry.node("a") is registry.node("a") and registry.node("a") is not registry.node("b")
     registry.forget("a")
     assert registry.node("a").faults == {}
+
+
+def test_an_unknown_device_is_marked_unmonitored_without_keeping_pods_off() -> None:
+    node = health.NodeHealth()
+    node.replace(health.parse_annotation('{"gpu-0": "Unknown"}'), at="2026-12-01T00:00:00Z")
+    assert node.taints_for("gpu-0") == [{"key": "gpu.nvidia.com/unmonitored", "effect": "None",
+                                         "timeAdded": "2026-12-01T00:00:00Z"}]

@@ -2,19 +2,23 @@
 
 `run(command, context)` returns `(stdout, stderr, exit_code)`; `command` is an argv list (what
 `kubectl exec POD -- …` sends) or a string, which runs as `sh -c <string>`. Scripts take `;`,
-newlines, `&&`, `||`, `|`, quotes and `$VAR`/`${VAR}`/`$?` as dash does, and an unknown command
+newlines, `&&`, `||`, `|`, redirections (`>`, `>>`, `2>`, `2>&1`), quotes and `$VAR`/`${VAR}`/`$?` as dash does, and an unknown command
 fails as dash's does (`sh: 1: foo: not found`, 127). `steps(...)` yields the same run as events,
 with `("sleep", seconds)` where `sleep N` waits, so the exec server (nodes-exec) streams output
 and waits on its own clock; `run` adds the sleeps up in `Result.slept`. Files and devices come
 from `Context` (the kubelet fills it: env, hostname, ID maps from `nodes/userns.py`, GPU lines
-from `nodes/devices/container.py`).
+from `nodes/devices/container.py`). `execute` runs a command against a writer and a sleep (what
+`ContainerView.exec` needs), and `interactive` is `kubectl exec -it POD -- sh`: a prompt, one
+line at a time, until `exit` or the end of stdin.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Any, Awaitable, Callable, Iterator, Sequence
 
 NOT_FOUND = 127
 BASE_DEV = ("console", "core", "fd", "full", "mqueue", "null", "ptmx", "pts", "random", "shm", "stderr",
@@ -89,10 +93,10 @@ class _Word:
     line: int
 
 
-def _tokens(script: str, env: dict[str, str]) -> list[_Word | str]:
+def _tokens(script: str, env: dict[str, str], first_line: int = 1) -> list[_Word | str]:
     """Words (with $ expanded, quotes removed) and the operators ; && || | and newline."""
     out: list[_Word | str] = []
-    i, line, n = 0, 1, len(script)
+    i, line, n = 0, first_line, len(script)
     word: list[str] | None = None
 
     def expand(j: int) -> tuple[str, int]:
@@ -137,6 +141,21 @@ def _tokens(script: str, env: dict[str, str]) -> list[_Word | str]:
             flush()
             out.append(c)
             i += 1
+        elif c == ">":
+            # A redirection: `>`, `>>`, `2>`, `2>>`, `2>&1`, `>&2`; a lone digit before it is the fd.
+            fd = "1"
+            if word is not None and len(word) == 1 and word[0] in ("1", "2"):
+                fd, word = word[0], None
+            flush()
+            op = fd + ">"
+            i += 1
+            if i < n and script[i] == ">":
+                op += ">"
+                i += 1
+            elif i + 1 < n and script[i] == "&" and script[i + 1] in "12":
+                op += "&" + script[i + 1]
+                i += 2
+            out.append(op)
         elif c == "'":
             end = script.find("'", i + 1)
             if end < 0:
@@ -232,8 +251,13 @@ def _cat(args: list[str], ctx: Context, stdin: str) -> Iterator[Event]:
 
 def _dirs(ctx: Context) -> dict[str, list[str]]:
     dev = sorted(set(BASE_DEV) | set(ctx.dev_entries))
-    return {"": list(ROOT_DIRS), "/dev": dev, "/etc": ["group", "hostname", "hosts", "passwd", "resolv.conf"],
+    dirs = {"": list(ROOT_DIRS), "/dev": dev, "/etc": ["group", "hostname", "hosts", "passwd", "resolv.conf"],
             "/proc": ["self"], "/proc/self": ["gid_map", "uid_map"], "/tmp": [], "/root": []}
+    for path in ctx.files:  # files the context brings, and those redirections wrote
+        parent, _, name = path.rpartition("/")
+        if parent in dirs and name not in dirs[parent]:
+            dirs[parent] = sorted([*dirs[parent], name])
+    return dirs
 
 
 def _ls(args: list[str], ctx: Context, stdin: str) -> Iterator[Event]:
@@ -385,11 +409,11 @@ class _Shell:
             inner.status = done.code
         self.status = inner.status
 
-    def script(self, text: str) -> Iterator[Event]:
+    def script(self, text: str, first_line: int = 1) -> Iterator[Event]:
         try:
-            tokens = _tokens(text, self.ctx.env)
+            tokens = _tokens(text, self.ctx.env, first_line)
         except _Syntax as err:
-            yield "err", f"sh: 1: Syntax error: {err}\n"
+            yield "err", f"sh: {first_line}: Syntax error: {err}\n"
             self.status = 2
             return
         # Lists: pipelines joined by && / ||, separated by ; or newline.
@@ -426,27 +450,71 @@ class _Shell:
                 pipeline.append(item)
 
     def pipeline(self, items: list[object]) -> Iterator[Event]:
-        commands: list[list[_Word]] = [[]]
+        commands: list[list[object]] = [[]]
         for item in items:
             if item == "|":
                 commands.append([])
             else:
-                commands[-1].append(item)  # type: ignore[arg-type]
+                commands[-1].append(item)
         stdin = ""
-        for k, words in enumerate(commands):
+        for k, parts in enumerate(commands):
+            words, redirects, problem = self._redirections(parts)
+            if problem:
+                yield "err", problem
+                self.status = 2
+                return
             if not words:
                 yield "err", 'sh: 1: Syntax error: "|" unexpected\n'
                 self.status = 2
                 return
             argv = [w.text.replace(_STATUS, str(self.status)) for w in words]
-            last = k == len(commands) - 1
+            line = words[0].line
+            # Where each stream goes: "" = onwards (the pipe or the caller), else a file path.
+            targets = {"out": "" if k == len(commands) - 1 else "|", "err": ""}
+            for op, path in redirects:
+                path = path if not path or path.startswith("/") else "/" + path  # the working directory is /
+                stream = "err" if op.startswith("2") else "out"
+                if op.endswith("&1") or op.endswith("&2"):
+                    targets[stream] = targets["out" if op.endswith("&1") else "err"]
+                    continue
+                if path != "/dev/null" and (path.rsplit("/", 1)[0] or "") not in _dirs(self.ctx):
+                    yield "err", f"sh: {line}: cannot create {path}: Directory nonexistent\n"
+                    self.status = 2
+                    return
+                targets[stream] = path
+                if path != "/dev/null" and not op.endswith(">>"):
+                    self.ctx.files[path] = ""
             captured: list[str] = []
-            for kind, value in self.simple(argv, stdin, words[0].line, True):
-                if kind == "out" and not last:
-                    captured.append(str(value))
-                else:
+            for kind, value in self.simple(argv, stdin, line, True):
+                target = targets.get(kind)
+                if target is None or target == "":
                     yield kind, value
+                elif target == "|":
+                    captured.append(str(value))
+                elif target != "/dev/null":
+                    self.ctx.files[target] = self.ctx.files.get(target, "") + str(value)
             stdin = "".join(captured)
+
+    def _redirections(self, parts: list[object]) -> tuple[list[_Word], list[tuple[str, str]], str]:
+        words: list[_Word] = []
+        redirects: list[tuple[str, str]] = []
+        pending = ""
+        for part in parts:
+            if isinstance(part, _Word):
+                if pending:
+                    redirects.append((pending, part.text))
+                    pending = ""
+                else:
+                    words.append(part)
+            elif str(part).endswith(("&1", "&2")):
+                redirects.append((str(part), ""))
+            else:
+                if pending:
+                    return [], [], f'sh: 1: Syntax error: "{part}" unexpected\n'
+                pending = str(part)
+        if pending:
+            return [], [], 'sh: 1: Syntax error: end of file unexpected\n'
+        return words, redirects, ""
 
 
 def steps(command: Sequence[str] | str, context: Context) -> Iterator[Event]:
@@ -476,3 +544,57 @@ def run(command: Sequence[str] | str, context: Context | None = None) -> Result:
         else:
             code = int(value)  # type: ignore[call-overload]
     return Result("".join(out), "".join(err), code, slept)
+
+
+Write = Callable[[str, str], Any]  # (stream "stdout" | "stderr", text); may return an awaitable
+PROMPT = "# "  # dash's PS1 for root, written to stderr as dash does
+
+
+async def _emit(write: Write, stream: str, text: str) -> None:
+    result = write(stream, text)
+    if inspect.isawaitable(result):
+        await result
+
+
+async def _play(events: Iterator[Event], write: Write, sleep: Callable[[float], Awaitable[Any]]) -> int:
+    code = 0
+    for kind, value in events:
+        if kind == "out":
+            await _emit(write, "stdout", str(value))
+        elif kind == "err":
+            await _emit(write, "stderr", str(value))
+        elif kind == "sleep":
+            await sleep(float(value))  # type: ignore[arg-type]
+        else:
+            code = int(value)  # type: ignore[call-overload]
+    return code
+
+
+async def execute(command: Sequence[str] | str, context: Context, write: Write,
+                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> int:
+    """Run `command`, writing its output as it comes and waiting where it sleeps; the exit code.
+
+    A bare `sh` reads its script from `context.stdin` (`kubectl exec -i`); on a terminal
+    (`kubectl exec -it … -- sh`) use `interactive` instead.
+    """
+    return await _play(steps(command, context), write, sleep)
+
+
+async def interactive(context: Context, read_line: Callable[[], Awaitable[str | None]], write: Write,
+                      sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> int:
+    """A shell on a terminal: prompt, read a line (None or "" at end of input), run it, repeat.
+
+    Line numbers in messages count the lines read, and `$?` carries over, as in dash.
+    """
+    shell = _Shell(context)
+    line_number = 0
+    while True:
+        await _emit(write, "stderr", PROMPT)
+        line = await read_line()
+        if not line:
+            return shell.status
+        line_number += 1
+        try:
+            await _play(shell.script(line.rstrip("\n"), line_number), write, sleep)
+        except _Exit as done:
+            return done.code

@@ -74,3 +74,67 @@ def test_steps_put_the_sleep_between_the_outputs_it_separates() -> None:
 
 def test_a_string_runs_as_sh_c() -> None:
     assert shell.run("echo $HOME", USERNS) == shell.run(["sh", "-c", "echo $HOME"], USERNS)
+
+
+class Recorder:
+    """A writer and a fake clock: what was written, in order, and the simulated seconds slept."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+        self.clock = 0.0
+
+    async def write(self, stream: str, text: str) -> None:
+        self.events.append((stream, text))
+
+    async def sleep(self, seconds: float) -> None:
+        self.clock += seconds
+        self.events.append(("slept", seconds))
+
+
+async def test_execute_streams_output_and_sleeps_on_the_given_clock() -> None:
+    rec = Recorder()
+    code = await shell.execute(["sh", "-c", "echo a; sleep 2; echo b >/dev/null; foo"], USERNS, rec.write, rec.sleep)
+    assert code == 127 and rec.clock == 2.0
+    assert rec.events[:2] == [("stdout", "a\n"), ("slept", 2.0)]
+    assert rec.events[-1] == ("stderr", "sh: 1: foo: not found\n")
+
+
+async def test_an_interactive_shell_prompts_keeps_status_and_counts_lines() -> None:
+    lines = iter(["false\n", "echo $?\n", "nope\n", "exit 5\n", "echo never\n"])
+    rec = Recorder()
+
+    async def read_line() -> str | None:
+        return next(lines, None)
+
+    assert await shell.interactive(USERNS, read_line, rec.write, rec.sleep) == 5
+    assert rec.events == [("stderr", "# "), ("stderr", "# "), ("stdout", "1\n"), ("stderr", "# "),
+                          ("stderr", "sh: 3: nope: not found\n"), ("stderr", "# ")]
+
+
+async def test_an_interactive_shell_ends_with_the_last_status_at_end_of_input() -> None:
+    lines = iter(["false\n"])
+    rec = Recorder()
+
+    async def read_line() -> str | None:
+        return next(lines, None)
+
+    assert await shell.interactive(USERNS, read_line, rec.write, rec.sleep) == 1
+
+
+REDIRECTS: list[tuple[str, str, tuple[str, str, int]]] = [
+    ("> /dev/null drops stdout", "echo hidden >/dev/null; echo shown", ("shown\n", "", 0)),
+    ("2>&1 sends errors down the pipe", "foo 2>&1 | cat", ("sh: 1: foo: not found\n", "", 0)),
+    ("2> /dev/null drops errors", "cat /nope 2>/dev/null; echo $?", ("1\n", "", 0)),
+    ("> writes a file that cat and ls then see", "echo one > /tmp/f; echo two >> /tmp/f; cat /tmp/f; ls /tmp",
+     ("one\ntwo\nf\n", "", 0)),
+    ("a relative path is under /", "echo x > out; cat /out", ("x\n", "", 0)),
+    ("a missing directory cannot be written", "echo x > /nope/f",
+     ("", "sh: 1: cannot create /nope/f: Directory nonexistent\n", 2)),
+    ("a redirection without a target", "echo x >", ("", "sh: 1: Syntax error: end of file unexpected\n", 2)),
+]
+
+
+@pytest.mark.parametrize(("script", "want"), [c[1:] for c in REDIRECTS], ids=[c[0] for c in REDIRECTS])
+def test_redirections_go_where_dash_sends_them(script: str, want: tuple[str, str, int]) -> None:
+    context = shell.Context(env=dict(USERNS.env))
+    assert tuple(shell.run(script, context)) == want

@@ -390,7 +390,7 @@ class _Shell:
     def sh(self, argv: list[str], stdin: str) -> Iterator[Event]:
         args = argv[1:]
         if not args:
-            # An interactive shell with nothing on stdin exits at once, with status 0.
+            # A bare `sh` reads its script from stdin (`kubectl exec -i POD -- sh < script`).
             script = stdin
         elif args[0] == "-c":
             if len(args) < 2:

@@ -15,7 +15,8 @@
 
 `parse(raw)` returns a `DevicesConfig` or raises `DevicesConfigError`, whose `.errors` are
 `(path, message)` pairs; `path` is a tuple of keys and list indexes below `devices`, so the
-cluster-file loader can find the line. `from_flags` builds the config the `haru up` flags mean.
+cluster-file loader can find the line. `flags_mapping`/`from_flags` give what the `haru up` flags
+mean, `gpu_count` what the summary counts.
 """
 
 from __future__ import annotations
@@ -73,11 +74,22 @@ class DevicesConfig:
         return self.gpus == 0 and self.nics == 0
 
 
+def flags_mapping(gpus: int, model: str = presets.DEFAULT) -> dict[str, Any]:
+    """The `devices` mapping `--gpus-per-node G --gpu-model M` stands for (what a pool carries)."""
+    return {"gpus": 0 if model == presets.NONE else gpus, "model": model}
+
+
 def from_flags(gpus: int, model: str = presets.DEFAULT) -> DevicesConfig:
     """What `--gpus-per-node G --gpu-model M` means for one GPU node."""
-    if model == presets.NONE:
-        gpus = 0
-    return parse({"gpus": gpus, "model": model})
+    return parse(flags_mapping(gpus, model))
+
+
+def gpu_count(raw: Any) -> int:
+    """The full GPUs a `devices` mapping gives a node (0 when it is not a valid mapping)."""
+    try:
+        return parse(raw).gpus
+    except DevicesConfigError:
+        return 0
 
 
 def parse(raw: Any) -> DevicesConfig:

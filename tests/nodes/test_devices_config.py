@@ -24,6 +24,8 @@ def test_the_flags_give_gpus_of_the_named_model_with_nvlink_on_hgx_boards() -> N
     assert cfg.gpus == 8 and cfg.model is presets.MODELS["h200"] and cfg.nvlink and cfg.numa_nodes == 2
     assert not config.from_flags(4, "l40s").nvlink
     assert config.from_flags(8, "none").gpus == 0
+    assert config.flags_mapping(8, "h200") == {"gpus": 8, "model": "h200"}
+    assert config.gpu_count({"gpus": 4, "model": "a100"}) == 4 and config.gpu_count({"gpu": {"count": 8}}) == 0
 
 
 def test_a_full_mapping_is_read_with_its_overrides() -> None:

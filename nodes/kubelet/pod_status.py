@@ -84,6 +84,10 @@ def phase(pod: Obj, state: PodState) -> str:
             stopped += 1
         else:
             waiting += 1
+    for spec_c in init_containers(pod):
+        c = record.containers[spec_c["name"]]
+        if is_sidecar(spec_c) and c.state == "running":
+            running += 1  # a running sidecar keeps the pod Running; a stopped one does not count
     if waiting:
         return "Pending"
     if running:

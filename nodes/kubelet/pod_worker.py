@@ -134,7 +134,8 @@ class PodWorker:
     async def _run(self) -> None:
         writer = asyncio.create_task(self._writer(), name=f"status {self.key}")
         try:
-            self._dirty.set()
+            if not self.recovered:
+                await self._flush()  # Pending, ContainerCreating: the kubelet's first word on a pod
             life = asyncio.create_task(self._lifecycle(), name=f"lifecycle {self.key}")
             deletion = asyncio.create_task(self._deleting.wait())
             await asyncio.wait({life, deletion}, return_when=asyncio.FIRST_COMPLETED)
@@ -346,11 +347,12 @@ class PodWorker:
         for c in self.record.containers.values():
             if c.state == "running":
                 self._finish(c, KILLED, now, "Error")
-            elif c.state == "waiting" and (c.last_terminated is not None or self.state.sandbox_ready):
-                c.exit_code = KILLED
-                self._finish(c, KILLED, now, "ContainerStatusUnknown",
-                             "The container could not be located when the pod was terminated")
-                c.started_at = None
+            elif c.state == "waiting" and c.last_terminated is not None:
+                # Crash-looping when the pod ended: it stays as its last run ended.
+                last = c.last_terminated
+                c.started_at = parse_time(last.get("startedAt"))
+                self._finish(c, int(last.get("exitCode") or 0), parse_time(last.get("finishedAt")) or now,
+                             last.get("reason") or "", last.get("message") or "")
         self.state.terminal = True
         self._release(all_of_it=False)
         self.done = True

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import ssl
 from dataclasses import dataclass
@@ -92,11 +93,19 @@ async def close(server: Server) -> None:
         await session.close()
 
 
-def _dial_error(kubelet: Kubelet, exc: BaseException) -> errors.APIError:
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    if isinstance(exc, ConnectionRefusedError) or "refused" in str(exc).lower():
+def _dial_error(kubelet: Kubelet, exc: BaseException, method: str = "", url: str = "") -> errors.APIError:
+    """Go's dial error text: "error dialing backend: …" for an upgrade, `Get "url": …` for a request."""
+    cause = getattr(exc, "os_error", exc)
+    if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
         reason = "connect: connection refused"
-    return errors.APIError(500, "", f"error dialing backend: dial tcp {kubelet.host}:{kubelet.port}: {reason}")
+    elif isinstance(exc, asyncio.TimeoutError):
+        reason = "i/o timeout"
+    else:
+        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+    dial = f"dial tcp {kubelet.host}:{kubelet.port}: {reason}"
+    if url:
+        return errors.APIError(500, "", f'{method.capitalize()} "{url}": {dial}')
+    return errors.APIError(500, "", f"error dialing backend: {dial}")
 
 
 def refusal_error(status: int, body: bytes) -> errors.APIError:
@@ -125,7 +134,7 @@ async def stream(ep: Endpoint, request: web.Request, kubelet: Kubelet, path_and_
         upstream = await _session(ep.server).request(request.method, url, headers=headers, data=body,
                                                       timeout=timeout, allow_redirects=False)
     except (aiohttp.ClientConnectorError, OSError, asyncio.TimeoutError) as exc:
-        raise _dial_error(kubelet, exc) from None
+        raise _dial_error(kubelet, exc, request.method, url) from None
     async with upstream:
         if checked and not 200 <= upstream.status <= 206:
             raise refusal_error(upstream.status, await upstream.content.read(_MAX_REFUSAL))

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.nodes.conftest import Kubelet
+from tests.nodes.endpoint_fixture import Kubelet
 
 EXEC = "/exec/default/web/c"
 

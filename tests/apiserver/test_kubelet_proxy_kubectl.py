@@ -1,0 +1,100 @@
+"""kubectl v1.36.3 `exec`, `logs -f` and `attach` through an in-process API server's proxy to a
+hollow kubelet endpoint over an in-test runtime, with a Node made by hand pointing at it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest_asyncio
+
+from tests import realclients
+from tests.apiserver.test_kubelet_proxy import make_node, make_pod
+from tests.nodes import endpoint_fixture
+from tests.nodes.endpoint_fixture import Kubelet
+
+
+class Kubectl:
+    def __init__(self, url: str, tmp_path: Path) -> None:
+        self.kubeconfig = tmp_path / "kubeconfig"
+        self.kubeconfig.write_text(
+            "apiVersion: v1\nkind: Config\n"
+            f"clusters: [{{name: haru, cluster: {{server: '{url}'}}}}]\n"
+            "users: [{name: me, user: {}}]\n"
+            "contexts: [{name: here, context: {cluster: haru, user: me, namespace: default}}]\n"
+            "current-context: here\n")
+        self.cache = tmp_path / "cache"
+
+    async def start(self, *args: str, stdin: bool = False) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            realclients.kubectl(), f"--kubeconfig={self.kubeconfig}", f"--cache-dir={self.cache}", *args,
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def run(self, *args: str, input: bytes | None = None) -> tuple[int, str, str]:
+        proc = await self.start(*args, stdin=input is not None)
+        out, err = await asyncio.wait_for(proc.communicate(input), 60)
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode()
+
+
+@pytest_asyncio.fixture
+async def cluster(api: Any, tmp_path: Path) -> AsyncIterator[tuple[Kubelet, Kubectl]]:
+    async with endpoint_fixture.running(api.url) as kubelet:
+        await make_node(api, "node-a", kubelet.port)
+        kubelet.node.add("web", ["c"])
+        await make_pod(api, "web", ["c"])
+        yield kubelet, Kubectl(api.url, tmp_path)
+
+
+async def test_kubectl_exec_prints_stdout_and_exits_with_the_commands_code(cluster: tuple[Kubelet, Kubectl]) -> None:
+    _, kubectl = cluster
+
+    assert await kubectl.run("exec", "web", "--", "echo", "hi", "there") == (0, "hi there\n", "")
+    code, out, err = await kubectl.run("exec", "web", "--", "exit", "3")
+    assert (code, out) == (3, "")
+    assert "command terminated with exit code 3" in err
+    code, _, err = await kubectl.run("exec", "web", "-c", "c", "--", "warn", "on", "stderr")
+    assert code == 1 and err.startswith("on stderr\n")
+
+
+async def test_kubectl_exec_with_stdin_sends_it_and_closes_it(cluster: tuple[Kubelet, Kubectl]) -> None:
+    _, kubectl = cluster
+
+    assert await kubectl.run("exec", "-i", "web", "--", "cat", input=b"piped through\n") == (0, "piped through\n", "")
+
+
+async def test_kubectl_exec_in_a_stopped_container_prints_the_kubelets_reason(cluster: tuple[Kubelet, Kubectl]) -> None:
+    kubelet, kubectl = cluster
+    kubelet.node.by_key[("default", "web")].by_name["c"].stop()
+
+    code, _, err = await kubectl.run("exec", "web", "--", "true")
+
+    assert code == 1
+    assert 'unable to upgrade connection: container not found ("c")' in err
+
+
+async def test_kubectl_logs_follow_streams_until_the_container_ends(cluster: tuple[Kubelet, Kubectl]) -> None:
+    kubelet, kubectl = cluster
+    container = kubelet.node.by_key[("default", "web")].by_name["c"]
+    container.print("started")
+    proc = await kubectl.start("logs", "-f", "web")
+    assert proc.stdout is not None
+    assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"started\n"
+    container.print("more")
+    assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"more\n"
+    container.stop()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    assert await kubectl.run("logs", "web", "--tail=1", "--timestamps") == (
+        0, "2026-12-01T12:00:01.000000000Z more\n", "")
+
+
+async def test_kubectl_attach_shows_the_main_process_until_it_ends(cluster: tuple[Kubelet, Kubectl]) -> None:
+    kubelet, kubectl = cluster
+    proc = await kubectl.start("attach", "web", "-c", "c")
+    assert proc.stdout is not None
+    assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"attached\n"
+    kubelet.node.by_key[("default", "web")].by_name["c"].stop()
+    assert await asyncio.wait_for(proc.wait(), 30) == 0

@@ -75,6 +75,11 @@ class Connection(Protocol):
 
     async def read(self) -> bytes: ...  # b"" when the pod side closed
     async def write(self, data: bytes) -> None: ...
+
+    async def close_write(self) -> None:
+        """The client sent its last byte (a half-close); the pod side may still answer."""
+        ...
+
     async def close(self) -> None: ...
 
 

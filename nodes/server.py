@@ -22,7 +22,7 @@ from aiohttp import web
 from client.rest import RestClient
 from nodes.endpoint import auth, cert, info
 from nodes.runtime_view import ContainerView, NodeView, PodView
-from nodes.streaming import logs, portforward, remotecommand
+from nodes.streaming import logs, portforward, portforward_spdy, remotecommand
 
 log = logging.getLogger("haru.nodes.server")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -225,6 +225,8 @@ class KubeletEndpoint:
         pod = self._pod(request)
         if pod is None:
             return _text(404, "pod does not exist")
+        if _is_websocket(request) and portforward_spdy.offered(request):
+            return await portforward_spdy.serve(request, pod)  # kubectl: the ports come per stream
         try:
             wanted = portforward.ports(request.query)
         except portforward.PortsError as exc:

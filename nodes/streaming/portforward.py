@@ -114,6 +114,7 @@ async def relay(conn: Connection, inbox: asyncio.Queue[bytes], send: Sender) -> 
     async def upstream() -> None:
         while data := await inbox.get():
             await conn.write(data)
+        await conn.close_write()
 
     pusher = asyncio.create_task(upstream())
     try:

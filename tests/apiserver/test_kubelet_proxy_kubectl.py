@@ -98,3 +98,25 @@ async def test_kubectl_attach_shows_the_main_process_until_it_ends(cluster: tupl
     assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"attached\n"
     kubelet.node.by_key[("default", "web")].by_name["c"].stop()
     assert await asyncio.wait_for(proc.wait(), 30) == 0
+
+
+async def test_kubectl_port_forward_relays_a_local_connection(cluster: tuple[Kubelet, Kubectl]) -> None:
+    kubelet, kubectl = cluster
+    kubelet.node.by_key[("default", "web")].listening.add(8080)
+    proc = await kubectl.start("port-forward", "pod/web", ":8080")
+    assert proc.stdout is not None
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        assert line.startswith("Forwarding from 127.0.0.1:") and line.endswith(" -> 8080\n"), line
+        local = int(line.split("127.0.0.1:")[1].split(" ")[0])
+        reader, writer = await asyncio.open_connection("127.0.0.1", local)
+        writer.write(b"hello")
+        await writer.drain()
+        assert await asyncio.wait_for(reader.readexactly(5), 30) == b"HELLO"
+        writer.write(b"bye")
+        await writer.drain()
+        assert await asyncio.wait_for(reader.read(), 30) == b"BYE"
+        writer.close()
+    finally:
+        proc.terminate()
+        await proc.wait()

@@ -122,6 +122,9 @@ class _Echo:
         if data.strip() == b"bye":
             self.queue.put_nowait(b"")
 
+    async def close_write(self) -> None:
+        self.queue.put_nowait(b"")  # like a server that answers what it got, then hangs up
+
     async def close(self) -> None:
         self.queue.put_nowait(b"")
 

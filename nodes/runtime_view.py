@@ -4,7 +4,7 @@ The runtime (nodes-core's `nodes/runtime/` and `nodes/kubelet/`) implements `Nod
 endpoint never writes pod state, it only reads it and hands commands and streams to the runtime:
 - `NodeView`: the Node object it registered, its KubeletConfiguration, the pods bound to it;
 - `PodView`: the Pod object as last written (status included) and its containers by name;
-- `ContainerView`: the log lines `(timestamp, stream, text)` of the current and the previous run,
+- `ContainerView`: the log lines `(time, stream, text)` of the current and the previous run,
   the environment, whether it runs, a way to run a command in it (the simulated shell, `exec`),
   its main process's stdin/stdout (`attach`), its usage, and what listens on a port (`connect`).
 `Streams` is the one concrete class here: the endpoint builds it from a WebSocket and the runtime
@@ -23,7 +23,9 @@ Stream = Literal["stdout", "stderr"]
 
 @dataclass(frozen=True)
 class LogLine:
-    timestamp: datetime.datetime  # aware, UTC: what `timestamps=true` prints, sinceTime compares
+    """The shape the endpoint reads (`runtime/records.LogLine` has the same fields)."""
+
+    time: datetime.datetime  # aware, UTC: what `timestamps=true` prints, sinceTime compares
     stream: Stream
     text: str  # without the trailing newline
 

@@ -127,7 +127,7 @@ def format_line(line: LogLine, timestamps: bool) -> bytes:
     if not timestamps:
         return line.text.encode() + b"\n"
     # The kubelet's timeFormatOut: always nine fractional digits, so lines sort as text.
-    stamp = line.timestamp.astimezone(datetime.timezone.utc)
+    stamp = line.time.astimezone(datetime.timezone.utc)
     text = stamp.strftime("%Y-%m-%dT%H:%M:%S") + f".{stamp.microsecond:06d}000Z"
     return f"{text} {line.text}\n".encode()
 
@@ -139,7 +139,7 @@ def select(lines: list[LogLine], opts: LogOptions, now: datetime.datetime) -> li
             lines = []
     since = opts.since(now)
     if since is not None:
-        lines = [line for line in lines if line.timestamp >= since]
+        lines = [line for line in lines if line.time >= since]
     return lines
 
 

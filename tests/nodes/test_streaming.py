@@ -13,6 +13,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from nodes.runtime_view import LogLine
+
 from tests.nodes.endpoint_fixture import Kubelet
 
 EXEC = "/exec/default/web/c"
@@ -190,7 +192,7 @@ async def test_previous_logs_come_from_the_terminated_run(kubelet: Kubelet) -> N
     assert pod is not None
     assert await kubelet.get(LOGS + "?previous=true") == (
         400, 'previous terminated container "c" in pod "web" not found')
-    container.previous_lines = [container.lines[0].__class__(container.lines[0].timestamp, "stdout", "before")]
+    container.previous_lines = [LogLine(container.lines[0].time, "stdout", "before")]
     pod.status["containerStatuses"][0]["lastState"] = {"terminated": {"exitCode": 1, "containerID": "containerd://0"}}
 
     assert await kubelet.get(LOGS + "?previous=true") == (200, "before\n")

@@ -2,7 +2,8 @@
 
 The runtime (nodes-core's `nodes/runtime/` and `nodes/kubelet/`) implements `NodeView`; the
 endpoint never writes pod state, it only reads it and hands commands and streams to the runtime:
-- `NodeView`: the Node object it registered, its KubeletConfiguration, the pods bound to it;
+- `NodeView`: the Node object it registered, its KubeletConfiguration, the pods bound to it, and
+  its log files (`/logs/`);
 - `PodView`: the Pod object as last written (status included) and its containers by name;
 - `ContainerView`: the log lines `(time, stream, text)` of the current and the previous run,
   the environment, whether it runs, a way to run a command in it (the simulated shell, `exec`),
@@ -152,3 +153,7 @@ class NodeView(Protocol):
     def pods(self) -> Sequence[PodView]: ...
 
     def pod(self, namespace: str, name: str) -> PodView | None: ...
+
+    def log_files(self) -> dict[str, str]:
+        """The node's /var/log as `/logs/` serves it: relative path → content (the kubelet's own log...)."""
+        ...

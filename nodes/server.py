@@ -4,7 +4,7 @@ One aiohttp application serves every hollow kubelet of the process, each on its 
 (`KubeletEndpoint.serve(view)`), and knows which node a request is for by the port it came in on.
 Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`, `/containerLogs/{ns}/{pod}/
 {container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`, `/metrics`, `/configz`, `/spec`,
-`/stats/summary`. Every request is authenticated and authorized first (`endpoint/auth.py`);
+`/stats/summary`, `/logs/`. Every request is authenticated and authorized first (`endpoint/auth.py`);
 errors are the kubelet's plain-text answers. The runtime is read through `runtime_view.NodeView`;
 started by the nodes co-process (nodes-core) and by tests.
 """
@@ -75,6 +75,8 @@ class KubeletEndpoint:
         app.router.add_get("/spec/", self._json(info.machine_info))
         app.router.add_get("/stats/summary", self._json(info.summary))
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/logs", self._logs_redirect)
+        app.router.add_get("/logs/{path:.*}", self._node_logs)
         return app
 
     async def start(self) -> None:
@@ -152,6 +154,20 @@ class KubeletEndpoint:
         body = info.metrics(request[_KUBELET_KEY].view, self.requests)
         return web.Response(text=body, content_type="text/plain", charset="utf-8",
                             headers={"X-Prometheus-Format": "0.0.4"})
+
+    async def _logs_redirect(self, request: web.Request) -> web.StreamResponse:
+        return web.Response(status=301, headers={"Location": "/logs/"})
+
+    async def _node_logs(self, request: web.Request) -> web.StreamResponse:
+        view = request[_KUBELET_KEY].view
+        path = request.match_info["path"]
+        files = view.log_files()
+        if path in files:
+            return web.Response(text=files[path], content_type="text/plain", charset="utf-8")
+        listing = info.log_listing(view, path) if path == "" or path.endswith("/") else None
+        if listing is None:
+            return _text(404, "404 page not found")
+        return web.Response(text=listing, content_type="text/html", charset="utf-8")
 
     # -- streams -----------------------------------------------------------------------------
     def _pod(self, request: web.Request) -> PodView | None:

@@ -1,7 +1,7 @@
 """The kubelet's read-only documents, computed from a `NodeView` on every request.
 
 `/pods` (a PodList of what the kubelet runs), `/configz` (`{"kubeletconfig": …}`), `/spec` (cAdvisor's
-MachineInfo), `/stats/summary` (the summary API's node and pod stats) and `/metrics` (Prometheus
+MachineInfo), `/logs/` (a FileServer listing of the node's log files), `/stats/summary` (the summary API's node and pod stats) and `/metrics` (Prometheus
 text with the kubelet's own metric names: kubelet_node_name, kubelet_running_pods,
 kubelet_running_containers, kubelet_http_requests_total, kubelet_http_inflight_requests,
 kubernetes_build_info). Called by `server.py`.
@@ -10,6 +10,7 @@ kubernetes_build_info). Called by `server.py`.
 from __future__ import annotations
 
 import datetime
+import html
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,20 @@ def _parse(stamp: str | None) -> datetime.datetime | None:
 
 def pod_list(view: NodeView) -> dict[str, Any]:
     return {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [p.object() for p in view.pods()]}
+
+
+def log_listing(view: NodeView, folder: str) -> str | None:
+    """Go's http.FileServer listing of one folder under /var/log (None: no such folder)."""
+    prefix = folder.strip("/") + "/" if folder.strip("/") else ""
+    names = set()
+    for path in view.log_files():
+        if path.startswith(prefix):
+            rest = path[len(prefix):]
+            names.add(rest.split("/")[0] + ("/" if "/" in rest else ""))
+    if prefix and not names:
+        return None
+    entries = "".join(f'<a href="{html.escape(n)}">{html.escape(n)}</a>\n' for n in sorted(names))
+    return f'<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n{entries}</pre>\n'
 
 
 def configz(view: NodeView) -> dict[str, Any]:

@@ -213,5 +213,7 @@ async def test_node_proxy_reaches_the_kubelets_own_endpoints(api: Any, kubelet: 
     assert body["kubeletconfig"]["authorization"] == {"mode": "Webhook"}
     status, body, _ = await api.request("GET", "/api/v1/nodes/node-a/proxy/metrics")
     assert 'kubelet_node_name{node="node-a"} 1' in body
+    status, body, _ = await api.request("GET", "/api/v1/nodes/node-a/proxy/logs/kubelet.log")
+    assert (status, body) == (200, "I1201 started\n")
     status, body, _ = await api.request("GET", "/api/v1/nodes/node-a/proxy/nothing-here")
     assert status == 404

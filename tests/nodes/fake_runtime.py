@@ -184,6 +184,9 @@ class FakeNode:
                 "authentication": {"anonymous": {"enabled": self.anonymous}, "webhook": {"enabled": True}},
                 "authorization": {"mode": "Webhook"}, "nodeStatusUpdateFrequency": "10s"}
 
+    def log_files(self) -> dict[str, str]:
+        return {"kubelet.log": "I1201 started\n", "pods/default_web/c/0.log": "hi\n"}
+
     def pods(self) -> list[FakePod]:
         return list(self.by_key.values())
 

@@ -71,3 +71,15 @@ async def test_metrics_carry_the_kubelets_names(kubelet: Kubelet) -> None:
 def test_quantities_read_as_kube_writes_them() -> None:
     assert [info.quantity(q) for q in ("8", "500m", "32Gi", "1k", "100M", None)] == [
         8, 0.5, 32 * 2**30, 1000, 100_000_000, 0]
+
+
+async def test_logs_lists_the_node_log_folder_as_a_file_server_does(kubelet: Kubelet) -> None:
+    listing = '<!doctype html>\n<meta name="viewport" content="width=device-width">\n<pre>\n{}</pre>\n'
+
+    assert await kubelet.get("/logs/") == (200, listing.format('<a href="kubelet.log">kubelet.log</a>\n'
+                                                               '<a href="pods/">pods/</a>\n'))
+    assert await kubelet.get("/logs/pods/") == (200, listing.format('<a href="default_web/">default_web/</a>\n'))
+    assert await kubelet.get("/logs/kubelet.log") == (200, "I1201 started\n")
+    assert await kubelet.get("/logs/missing.log") == (404, "404 page not found")
+    status, _ = await kubelet.get("/logs", allow_redirects=False)
+    assert status == 301

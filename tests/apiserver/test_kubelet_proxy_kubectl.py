@@ -1,19 +1,26 @@
-"""kubectl v1.36.3 `exec`, `logs -f` and `attach` through an in-process API server's proxy to a
-hollow kubelet endpoint over an in-test runtime, with a Node made by hand pointing at it.
+"""kubectl v1.36.3 `exec`, `logs -f`, `attach` and `port-forward` through an in-process API server's
+proxy to a hollow kubelet endpoint over an in-test runtime, with a Node made by hand pointing at it;
+over plain HTTP, and over HTTPS with the admin token as `haru up` serves it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+import aiohttp
 import pytest_asyncio
 
+from apiserver import runner
+from cluster import certs, kubeconfig
 from tests import realclients
 from tests.apiserver.test_kubelet_proxy import make_node, make_pod
+from tests.conftest import InProcess
 from tests.nodes import endpoint_fixture
 from tests.nodes.endpoint_fixture import Kubelet
+from tests.nodes.fake_runtime import FakeNode
 
 
 class Kubectl:
@@ -120,3 +127,27 @@ async def test_kubectl_port_forward_relays_a_local_connection(cluster: tuple[Kub
     finally:
         proc.terminate()
         await proc.wait()
+
+
+async def test_over_https_the_api_server_proves_itself_to_a_kubelet_without_anonymous_auth(tmp_path: Path) -> None:
+    # As `haru up` runs: HTTPS, the admin token; the kubelet asks TokenReview who the API server is.
+    pki = certs.ensure(str(tmp_path / "data"))
+    running = await runner.start(str(tmp_path / "data"), port=0, ssl_context=pki.ssl_context(), admin_token="t0ken")
+    context = ssl.create_default_context(cadata=pki.ca_pem().decode())
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context),
+                                    headers={"Authorization": "Bearer t0ken"})
+    api = InProcess(running, session)
+    try:
+        async with endpoint_fixture.running(running.url, FakeNode(anonymous=False), token="t0ken",
+                                            ca_pem=pki.ca_pem()) as kubelet:
+            await make_node(api, "node-a", kubelet.port)
+            kubelet.node.add("web", ["c"]).by_name["c"].print("secure")
+            await make_pod(api, "web", ["c"])
+            kubectl = Kubectl(running.url, tmp_path)
+            kubeconfig.write(str(kubectl.kubeconfig), running.url, "t0ken", pki.ca_pem())
+
+            assert await kubectl.run("exec", "web", "--", "echo", "over", "tls") == (0, "over tls\n", "")
+            assert await kubectl.run("logs", "web") == (0, "secure\n", "")
+    finally:
+        await session.close()
+        await running.stop()

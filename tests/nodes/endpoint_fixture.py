@@ -34,8 +34,9 @@ class Kubelet:
 
 
 @contextlib.asynccontextmanager
-async def running(api_url: str, node: FakeNode | None = None, token: str | None = None) -> AsyncIterator[Kubelet]:
-    rest = RestClient(Config.for_url(api_url, token=token))
+async def running(api_url: str, node: FakeNode | None = None, token: str | None = None,
+                  ca_pem: bytes | None = None) -> AsyncIterator[Kubelet]:
+    rest = RestClient(Config.for_url(api_url, token=token, ca_pem=ca_pem))
     endpoint = KubeletEndpoint(rest)
     await endpoint.start()
     node = node or FakeNode()

@@ -6,7 +6,12 @@ over plain HTTP, and over HTTPS with the admin token as `haru up` serves it.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
+import pty
 import ssl
+import struct
+import termios
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -151,3 +156,26 @@ async def test_over_https_the_api_server_proves_itself_to_a_kubelet_without_anon
     finally:
         await session.close()
         await running.stop()
+
+
+async def test_kubectl_exec_with_a_tty_sends_the_terminal_size(cluster: tuple[Kubelet, Kubectl]) -> None:
+    _, kubectl = cluster
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 101, 0, 0))
+    proc = await asyncio.create_subprocess_exec(
+        realclients.kubectl(), f"--kubeconfig={kubectl.kubeconfig}", f"--cache-dir={kubectl.cache}",
+        "exec", "-it", "web", "--", "size", stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    loop = asyncio.get_running_loop()
+    seen = b""
+    try:
+        while b"33 101" not in seen:
+            chunk = await asyncio.wait_for(loop.run_in_executor(None, os.read, leader, 1024), 30)
+            assert chunk, seen
+            seen += chunk
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        os.close(leader)

@@ -83,3 +83,10 @@ async def test_logs_lists_the_node_log_folder_as_a_file_server_does(kubelet: Kub
     assert await kubelet.get("/logs/missing.log") == (404, "404 page not found")
     status, _ = await kubelet.get("/logs", allow_redirects=False)
     assert status == 301
+
+
+async def test_healthz_has_the_kubelets_checks(kubelet: Kubelet) -> None:
+    assert await kubelet.get("/healthz") == (200, "ok")
+    assert await kubelet.get("/healthz/syncloop") == (200, "ok")
+    assert await kubelet.get("/healthz/nope") == (404, "404 page not found")
+    assert await kubelet.get("/healthz?verbose") == (200, "[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n")

@@ -158,7 +158,8 @@ def _log_query(ep: Endpoint, query: Any) -> list[tuple[str, str]]:
         try:
             parsed = datetime.datetime.fromisoformat(since_time.replace("Z", "+00:00"))
         except ValueError:
-            raise errors.bad_request(f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse') from None
+            raise errors.bad_request(
+                f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse') from None
         since_time = parsed.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     causes = []
     if numbers["tailLines"] is not None and numbers["tailLines"] < 0:

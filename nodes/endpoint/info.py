@@ -1,10 +1,11 @@
 """The kubelet's read-only documents, computed from a `NodeView` on every request.
 
-`/pods` (a PodList of what the kubelet runs), `/configz` (`{"kubeletconfig": …}`), `/spec` (cAdvisor's
-MachineInfo), `/logs/` (a FileServer listing of the node's log files), `/stats/summary` (the summary API's node and pod stats) and `/metrics` (Prometheus
-text with the kubelet's own metric names: kubelet_node_name, kubelet_running_pods,
-kubelet_running_containers, kubelet_http_requests_total, kubelet_http_inflight_requests,
-kubernetes_build_info). Called by `server.py`.
+`/pods` (a PodList of what the kubelet runs), `/configz` (`{"kubeletconfig": …}`), `/spec`
+(cAdvisor's MachineInfo), `/logs/` (a FileServer listing of the node's log files),
+`/stats/summary` (the summary API's node and pod stats) and `/metrics` (Prometheus text with the
+kubelet's own metric names: kubelet_node_name, kubelet_running_pods, kubelet_running_containers,
+kubelet_http_requests_total, kubelet_http_inflight_requests, kubernetes_build_info). Called by
+`server.py`.
 """
 
 from __future__ import annotations

@@ -120,7 +120,8 @@ class _Session:
         except OSError as exc:
             port, conn, reason = int(pair.port), None, str(exc)
         else:
-            reason = f"failed to connect to localhost:{port} inside namespace of pod {self.pod.name}: connection refused"
+            reason = (f"failed to connect to localhost:{port} inside namespace of pod {self.pod.name}: "
+                      "connection refused")
         try:
             if conn is None:
                 await self.send(spdy.data(pair.error, forward_error(port, self.pod, reason).encode()))

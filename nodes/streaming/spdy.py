@@ -125,7 +125,8 @@ class Framer:
         raw = struct.pack("!I", len(headers))
         for name, values in headers.items():
             joined = "\x00".join(values).encode("latin-1")
-            raw += struct.pack("!I", len(name)) + name.lower().encode("latin-1") + struct.pack("!I", len(joined)) + joined
+            encoded = name.lower().encode("latin-1")
+            raw += struct.pack("!I", len(encoded)) + encoded + struct.pack("!I", len(joined)) + joined
         return self._deflate.compress(raw) + self._deflate.flush(zlib.Z_SYNC_FLUSH)
 
     def syn_reply(self, stream_id: int, headers: dict[str, list[str]] | None = None, fin: bool = False) -> bytes:
@@ -138,7 +139,8 @@ def _control(kind: int, flags: int, body: bytes) -> bytes:
 
 
 def data(stream_id: int, payload: bytes, fin: bool = False) -> bytes:
-    return struct.pack("!IB", stream_id & 0x7FFFFFFF, FLAG_FIN if fin else 0) + len(payload).to_bytes(3, "big") + payload
+    head = struct.pack("!IB", stream_id & 0x7FFFFFFF, FLAG_FIN if fin else 0)
+    return head + len(payload).to_bytes(3, "big") + payload
 
 
 def rst_stream(stream_id: int, status: int) -> bytes:

@@ -3,7 +3,7 @@
 One aiohttp application serves every hollow kubelet of the process, each on its own port
 (`KubeletEndpoint.serve(view)`), and knows which node a request is for by the port it came in on.
 Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`, `/containerLogs/{ns}/{pod}/
-{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`, `/metrics`, `/configz`, `/spec`,
+{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`, `/metrics`, `/metrics/resource`, `/configz`, `/spec`,
 `/stats/summary`, `/logs/`. Every request is authenticated and authorized first (`endpoint/auth.py`);
 errors are the kubelet's plain-text answers. The runtime is read through `runtime_view.NodeView`;
 started by the nodes co-process (nodes-core) and by tests.
@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import logging
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
 from client.rest import RestClient
-from nodes.endpoint import auth, cert, info
+from nodes import usage
+from nodes.endpoint import auth, cert, info, resource_metrics
 from nodes.runtime_view import ContainerView, NodeView, PodView
 from nodes.streaming import logs, portforward, portforward_spdy, remotecommand
 
@@ -34,6 +35,7 @@ _HEALTH_CHECKS = ("ping", "log", "syncloop")
 class _Kubelet:
     view: NodeView
     gate: auth.Gate
+    meter: usage.Meter = field(default_factory=usage.Meter)
 
 
 _KUBELET_KEY: web.RequestKey[_Kubelet] = web.RequestKey("haru_kubelet", _Kubelet)
@@ -75,8 +77,9 @@ class KubeletEndpoint:
         app.router.add_get("/configz", self._json(info.configz))
         app.router.add_get("/spec", self._json(info.machine_info))
         app.router.add_get("/spec/", self._json(info.machine_info))
-        app.router.add_get("/stats/summary", self._json(info.summary))
+        app.router.add_get("/stats/summary", self._summary)
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/metrics/resource", self._resource_metrics)
         app.router.add_get("/logs", self._logs_redirect)
         app.router.add_get("/logs/{path:.*}", self._node_logs)
         return app
@@ -162,6 +165,15 @@ class KubeletEndpoint:
         body = info.metrics(request[_KUBELET_KEY].view, self.requests)
         return web.Response(text=body, content_type="text/plain", charset="utf-8",
                             headers={"X-Prometheus-Format": "0.0.4"})
+
+    async def _summary(self, request: web.Request) -> web.StreamResponse:
+        kubelet = request[_KUBELET_KEY]
+        return web.json_response(info.summary(kubelet.view, kubelet.meter.sample(kubelet.view)), dumps=_dumps)
+
+    async def _resource_metrics(self, request: web.Request) -> web.StreamResponse:
+        kubelet = request[_KUBELET_KEY]
+        return web.Response(text=resource_metrics.render(kubelet.meter.sample(kubelet.view)),
+                            headers={"Content-Type": resource_metrics.CONTENT_TYPE})
 
     async def _logs_redirect(self, request: web.Request) -> web.StreamResponse:
         return web.Response(status=301, headers={"Location": "/logs/"})

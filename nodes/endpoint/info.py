@@ -2,7 +2,7 @@
 
 `/pods` (a PodList of what the kubelet runs), `/configz` (`{"kubeletconfig": …}`), `/spec`
 (cAdvisor's MachineInfo), `/logs/` (a FileServer listing of the node's log files),
-`/stats/summary` (the summary API's node and pod stats) and `/metrics` (Prometheus text with the
+`/stats/summary` (the summary API's node and pod stats, usage from `usage.Meter`) and `/metrics` (Prometheus text with the
 kubelet's own metric names: kubelet_node_name, kubelet_running_pods, kubelet_running_containers,
 kubelet_http_requests_total, kubelet_http_inflight_requests, kubernetes_build_info). Called by
 `server.py`.
@@ -16,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodes.runtime_view import NodeView, PodView
+from nodes import usage
+from nodes.runtime_view import NodeView
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": 1e-9, "u": 1e-6, "m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
@@ -37,12 +38,6 @@ def quantity(value: str | int | None) -> float:
 
 def _rfc3339(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _parse(stamp: str | None) -> datetime.datetime | None:
-    if not stamp:
-        return None
-    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def pod_list(view: NodeView) -> dict[str, Any]:
@@ -91,61 +86,40 @@ def machine_info(view: NodeView) -> dict[str, Any]:
     }
 
 
-def _started(pod: dict[str, Any], container: str) -> datetime.datetime | None:
-    for entry in (pod.get("status") or {}).get("containerStatuses") or []:
-        if entry.get("name") == container:
-            return _parse(((entry.get("state") or {}).get("running") or {}).get("startedAt"))
-    return None
+def _cpu(at: str, cores: float, counter: float) -> dict[str, Any]:
+    return {"time": at, "usageNanoCores": int(cores * 1e9), "usageCoreNanoSeconds": int(counter * 1e9)}
 
 
-def _cpu(now: datetime.datetime, nano_cores: int, since: datetime.datetime | None) -> dict[str, Any]:
-    # The simulated usage is steady, so the cumulative counter is the rate times the time running.
-    seconds = max((now - since).total_seconds(), 0.0) if since else 0.0
-    return {"time": _rfc3339(now), "usageNanoCores": nano_cores, "usageCoreNanoSeconds": int(nano_cores * seconds)}
-
-
-def _memory(now: datetime.datetime, working_set: int, available: int | None = None) -> dict[str, Any]:
-    memory: dict[str, Any] = {"time": _rfc3339(now), "usageBytes": working_set, "workingSetBytes": working_set,
+def _memory(at: str, working_set: int, available: int | None = None) -> dict[str, Any]:
+    memory: dict[str, Any] = {"time": at, "usageBytes": working_set, "workingSetBytes": working_set,
                               "rssBytes": working_set, "pageFaults": 0, "majorPageFaults": 0}
     if available is not None:
         memory["availableBytes"] = max(available - working_set, 0)
     return memory
 
 
-def _pod_stats(now: datetime.datetime, pod: PodView) -> tuple[dict[str, Any], int, int]:
-    obj = pod.object()
-    containers, cpu_total, memory_total = [], 0, 0
-    for name, container in pod.containers().items():
-        if not container.running():
-            continue
-        usage = container.usage()
-        started = _started(obj, name)
-        cpu_total += usage.cpu_nano_cores
-        memory_total += usage.memory_working_set_bytes
-        containers.append({"name": name, "startTime": _rfc3339(started or now),
-                           "cpu": _cpu(now, usage.cpu_nano_cores, started),
-                           "memory": _memory(now, usage.memory_working_set_bytes)})
-    pod_start = _parse((obj.get("status") or {}).get("startTime"))
-    stats = {"podRef": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-             "startTime": _rfc3339(pod_start or now), "containers": containers,
-             "cpu": _cpu(now, cpu_total, pod_start), "memory": _memory(now, memory_total)}
-    return stats, cpu_total, memory_total
-
-
-def summary(view: NodeView) -> dict[str, Any]:
-    now = datetime.datetime.now(datetime.timezone.utc)
-    node = view.node()
-    created = _parse((node.get("metadata") or {}).get("creationTimestamp"))
-    memory = int(quantity(((node.get("status") or {}).get("capacity") or {}).get("memory")))
-    pods, cpu_total, memory_total = [], 0, 0
+def summary(view: NodeView, sample: usage.NodeSample) -> dict[str, Any]:
+    """The summary API's node and pod stats; cpu and memory are the meter's (`usage.py`)."""
+    at = _rfc3339(datetime.datetime.fromtimestamp(sample.time, datetime.timezone.utc))
+    by_pod = sample.pods()
+    pods = []
     for pod in view.pods():
-        stats, cpu, mem = _pod_stats(now, pod)
-        pods.append(stats)
-        cpu_total += cpu
-        memory_total += mem
-    return {"node": {"nodeName": view.name, "systemContainers": [], "startTime": _rfc3339(created or now),
-                     "cpu": _cpu(now, cpu_total, created), "memory": _memory(now, memory_total, memory)},
+        containers = sorted(by_pod.get((pod.namespace, pod.name), []), key=lambda c: c.name)
+        start = (pod.object().get("status") or {}).get("startTime") or at
+        pods.append({"podRef": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}, "startTime": start,
+                     "containers": [{"name": c.name, "startTime": _rfc3339(_at(c.started)),
+                                     "cpu": _cpu(at, c.cpu_cores, c.cpu_seconds), "memory": _memory(at, c.memory)}
+                                    for c in containers],
+                     "cpu": _cpu(at, sum(c.cpu_cores for c in containers), sum(c.cpu_seconds for c in containers)),
+                     "memory": _memory(at, sum(c.memory for c in containers))})
+    return {"node": {"nodeName": view.name, "systemContainers": [], "startTime": _rfc3339(_at(sample.started)),
+                     "cpu": _cpu(at, sample.cpu_cores, sample.cpu_seconds),
+                     "memory": _memory(at, sample.memory, sample.memory_capacity)},
             "pods": pods}
+
+
+def _at(seconds: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
 
 
 @dataclass

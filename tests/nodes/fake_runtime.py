@@ -138,10 +138,12 @@ class FakePod:
     status: dict[str, Any]
     by_name: dict[str, FakeContainer]
     listening: set[int] = field(default_factory=set)
+    annotations: dict[str, str] = field(default_factory=dict)
 
     def object(self) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": self.name, "namespace": self.namespace, "uid": self.uid},
+                "metadata": {"name": self.name, "namespace": self.namespace, "uid": self.uid,
+                             "annotations": self.annotations},
                 "spec": self.spec, "status": self.status}
 
     def containers(self) -> dict[str, FakeContainer]:

@@ -1,0 +1,82 @@
+"""`/metrics/resource`: the kubelet's resource metrics in Prometheus text, what metrics-server scrapes.
+
+The families and labels are the kubelet's (`resource_metrics.go`): node_cpu_usage_seconds_total,
+node_memory_working_set_bytes, container_cpu_usage_seconds_total, container_memory_working_set_bytes,
+container_start_time_seconds ({container, namespace, pod}), pod_cpu_usage_seconds_total,
+pod_memory_working_set_bytes ({namespace, pod}), resource_scrape_error and its deprecated name
+scrape_error. Samples carry their timestamp in milliseconds, families come sorted by name and
+values print as Go's `FormatFloat(v, 'g', -1)`. Rendered from a `usage.NodeSample` by `server.py`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from nodes.usage import NodeSample
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_HELP = {
+    "container_cpu_usage_seconds_total": ("counter", "[STABLE] Cumulative cpu time consumed by the container in "
+                                                     "core-seconds"),
+    "container_memory_working_set_bytes": ("gauge", "[STABLE] Current working set of the container in bytes"),
+    "container_start_time_seconds": ("gauge", "[STABLE] Start time of the container since unix epoch in seconds"),
+    "node_cpu_usage_seconds_total": ("counter", "[STABLE] Cumulative cpu time consumed by the node in core-seconds"),
+    "node_memory_working_set_bytes": ("gauge", "[STABLE] Current working set of the node in bytes"),
+    "pod_cpu_usage_seconds_total": ("counter", "[STABLE] Cumulative cpu time consumed by the pod in core-seconds"),
+    "pod_memory_working_set_bytes": ("gauge", "[STABLE] Current working set of the pod in bytes"),
+    "resource_scrape_error": ("gauge", "[STABLE] 1 if there was an error while getting container metrics, 0 otherwise"),
+    "scrape_error": ("gauge", "[ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting container "
+                              "metrics, 0 otherwise"),
+}
+
+
+def go_float(value: float) -> str:
+    """Go's strconv.FormatFloat(v, 'g', -1, 64), as Prometheus' text encoder writes sample values."""
+    if value == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    point = len(text) + exponent  # where the decimal point falls in `text`
+    exp = point - 1
+    if exp < -4 or exp >= 6:  # shortest %g: the exponent form outside [1e-4, 1e6)
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        out = f"{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    elif point <= 0:
+        out = "0." + "0" * -point + text
+    elif point >= len(text):
+        out = text + "0" * (point - len(text))
+    else:
+        out = text[:point] + "." + text[point:]
+    return ("-" if sign else "") + out
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def render(sample: NodeSample, *, scrape_error: bool = False) -> str:
+    stamp = str(int(sample.time * 1000))
+    families: dict[str, list[tuple[dict[str, str], float]]] = {name: [] for name in _HELP}
+    for (namespace, pod), containers in sorted(sample.pods().items()):
+        for c in sorted(containers, key=lambda c: c.name):
+            labels = {"container": c.name, "namespace": namespace, "pod": pod}
+            families["container_cpu_usage_seconds_total"].append((labels, c.cpu_seconds))
+            families["container_memory_working_set_bytes"].append((labels, c.memory))
+            families["container_start_time_seconds"].append((labels, c.started))
+        pod_labels = {"namespace": namespace, "pod": pod}
+        families["pod_cpu_usage_seconds_total"].append((pod_labels, sum(c.cpu_seconds for c in containers)))
+        families["pod_memory_working_set_bytes"].append((pod_labels, sum(c.memory for c in containers)))
+    families["node_cpu_usage_seconds_total"].append(({}, sample.cpu_seconds))
+    families["node_memory_working_set_bytes"].append(({}, sample.memory))
+    lines: list[str] = []
+    for name, (kind, help_text) in _HELP.items():
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        if name in ("resource_scrape_error", "scrape_error"):
+            lines.append(f"{name} {int(scrape_error)}")
+            continue
+        for labels, value in families[name]:
+            rendered = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+            series = f"{name}{{{rendered}}}" if rendered else name
+            lines.append(f"{series} {go_float(value)} {stamp}")
+    return "\n".join(lines) + "\n"

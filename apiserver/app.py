@@ -19,6 +19,7 @@ from apiserver import (auth, bodies, componentstatuses, discovery, errors, healt
                        requestinfo, responses, version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
+from apiserver.metrics_api import collector as metrics_collector, resources as metrics_resources, serving as metrics_serving
 from apiserver.subresources import kubelet, pods, proxy, reviews, scale, token
 
 log = logging.getLogger("haru.apiserver")
@@ -41,6 +42,7 @@ def build(server: Server) -> web.Application:
 
     async def close_kubelet_connections(_: web.Application) -> None:
         await kubelet.close(server)
+        await metrics_collector.close(server)
 
     app.on_cleanup.append(close_kubelet_connections)
     return app
@@ -224,6 +226,8 @@ async def _virtual(ep: Endpoint, request: web.Request) -> web.StreamResponse:
         return await reviews.create(ep, request, request[USER_KEY])
     if key == ("", "componentstatuses"):  # computed by probing on every read
         return await (componentstatuses.get if ep.request_info.name else componentstatuses.list_)(ep, request)
+    if key[0] == metrics_resources.GROUP:  # metrics-server's API, from the kubelets' /metrics/resource
+        return await (metrics_serving.get if ep.request_info.name else metrics_serving.list_)(ep, request)
     if key == ("", "bindings"):
         # POST /api/v1/namespaces/ns/bindings: a Binding whose metadata.name names the pod.
         binding = await bodies.read_object(request)

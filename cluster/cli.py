@@ -32,8 +32,7 @@ from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
-from nodes import __main__ as nodes_command
-from nodes import cluster_file
+from nodes import flags as node_flags
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                          "changed through the API")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers and the nodes as tasks in this process instead of as co-processes")
-    nodes_command.add_shape_flags(up)
+    node_flags.add_shape_flags(up)
     return parser
 
 
@@ -104,7 +103,7 @@ def _tune_gc() -> None:
 
 async def up(args: argparse.Namespace) -> int:
     began = time.monotonic()
-    shapes, grace_scale = nodes_command.shape_from_args(args)
+    shapes, grace_scale = node_flags.shape_from_args(args)
     data_dir = os.path.abspath(args.data_dir)
     token = _admin_token(data_dir)
     pki = None if args.http else certs.ensure(data_dir)
@@ -160,7 +159,7 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
-    nodes_command.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
+    node_flags.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,7 +45,7 @@ def _now() -> datetime:
 
 @dataclass(frozen=True)
 class Settings:
-    grace_scale: float = 0.01  # 30 s of grace take 0.3 s: tests stay fast; 1.0 is the real thing
+    grace_scale: float = 0.01  # 30 s of grace take 0.3 s: tests stay fast; 1.0 is the real thing (flags.py)
     sandbox_retry: float = 1.0
 
 

@@ -218,3 +218,17 @@ def test_a_malformed_cluster_file_stops_haru_up_with_the_line_and_field(tmp_path
     assert result.returncode == 1
     assert f'{bad}:5: pools[0].taints[0].effect: must be one of NoSchedule, PreferNoSchedule, NoExecute, got "Never"' \
         in result.stderr
+
+
+def test_embedded_nodes_run_pods_too(tmp_path) -> None:
+    from tests.conftest import start_haru, stop_haru
+
+    cluster = start_haru(str(tmp_path / "embedded"), "--embedded", "--nodes", "1", "--gpu-model", "a100")
+    try:
+        _wait_for_nodes(cluster, count=1)
+        node = json.loads(cluster.kubectl("get", "node", "gpu-0", "-o", "json").stdout)
+        assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "p4d.24xlarge"
+        cluster.kubectl("apply", "-f", "-", input=_pod("quick", "gpu-0", ["true"], restart="Never"))
+        _wait(cluster, "quick", "jsonpath={.status.phase}=Succeeded")
+    finally:
+        stop_haru(cluster)

@@ -70,6 +70,8 @@ async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: 
         nodes = await host.start(client, shapes, state_dir=state_dir, address=args.address, port=args.kubelet_port,
                                  settings=settings)
         log.info("%d nodes registered", len(shapes))
+        # The kubelet endpoint (nodes/server.py: exec, attach, logs) listens here, once for the
+        # whole process, at nodes.address:nodes.port, serving from nodes.view.
         try:
             await stop.wait()
         finally:

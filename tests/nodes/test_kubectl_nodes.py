@@ -160,6 +160,12 @@ def test_two_host_users_false_pods_get_disjoint_id_blocks(haru: Cluster) -> None
         blocks.append((uid_map["hostId"], uid_map["hostId"] + uid_map["length"]))
     (a0, a1), (b0, b1) = sorted(blocks)
     assert a1 <= b0
+    table = subprocess.run([sys.executable, "-m", "cluster.cli", "nodes", "userns", "--data-dir", haru.data_dir],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    assert table[0].split() == ["NODE", "POD", "UID", "HOST", "IDS", "LENGTH"]
+    mine = {row.split()[1]: row.split() for row in table[1:] if row.split()[1] in ("default/ns-a", "default/ns-b")}
+    assert {tuple(mine[k][3].split("-")) for k in mine} == {(str(a0), str(a1 - 1)), (str(b0), str(b1 - 1))}
+    assert all(row[0] == "gpu-1" and row[4] == "65536" for row in mine.values())
 
 
 def _nodes_process(haru: Cluster) -> int:

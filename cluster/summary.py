@@ -9,6 +9,7 @@ polls the API until every expected Node has Ready=True. Called by `cluster/cli.p
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import textwrap
 from collections import Counter
 
@@ -69,7 +70,9 @@ def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: F
             gpus[str(gpu.get("model", "gpu"))] += int(gpu["count"])
     if gpus:
         total = ", ".join(f"{n}× {GPU_NAMES.get(m, m)}" for m, n in gpus.items())
-        lines.append(f"  GPUs        {total} (virtual, DRA driver gpu.nvidia.com)")
+        driver = ("DRA driver gpu.nvidia.com" if importlib.util.find_spec("nodes.devices") is not None
+                  else "no DRA driver installed: no ResourceSlices")
+        lines.append(f"  GPUs        {total} (virtual; {driver})")
     if not_ready:
         lines.append(f"  not Ready   {' '.join(not_ready)}")
     on = sorted(n for n, spec in KNOWN.items() if gates.enabled(n) and not spec.upstream_default)

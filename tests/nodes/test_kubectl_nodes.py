@@ -160,6 +160,12 @@ def test_two_host_users_false_pods_get_disjoint_id_blocks(haru: Cluster) -> None
         blocks.append((uid_map["hostId"], uid_map["hostId"] + uid_map["length"]))
     (a0, a1), (b0, b1) = sorted(blocks)
     assert a1 <= b0
+    table = subprocess.run([sys.executable, "-m", "cluster.cli", "nodes", "userns", "--data-dir", haru.data_dir],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    assert table[0].split() == ["NODE", "POD", "UID", "HOST", "IDS", "LENGTH"]
+    mine = {row.split()[1]: row.split() for row in table[1:] if row.split()[1] in ("default/ns-a", "default/ns-b")}
+    assert {tuple(mine[k][3].split("-")) for k in mine} == {(str(a0), str(a1 - 1)), (str(b0), str(b1 - 1))}
+    assert all(row[0] == "gpu-1" and row[4] == "65536" for row in mine.values())
 
 
 def _nodes_process(haru: Cluster) -> int:
@@ -218,3 +224,17 @@ def test_a_malformed_cluster_file_stops_haru_up_with_the_line_and_field(tmp_path
     assert result.returncode == 1
     assert f'{bad}:5: pools[0].taints[0].effect: must be one of NoSchedule, PreferNoSchedule, NoExecute, got "Never"' \
         in result.stderr
+
+
+def test_embedded_nodes_run_pods_too(tmp_path) -> None:
+    from tests.conftest import start_haru, stop_haru
+
+    cluster = start_haru(str(tmp_path / "embedded"), "--embedded", "--nodes", "1", "--gpu-model", "a100")
+    try:
+        _wait_for_nodes(cluster, count=1)
+        node = json.loads(cluster.kubectl("get", "node", "gpu-0", "-o", "json").stdout)
+        assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "p4d.24xlarge"
+        cluster.kubectl("apply", "-f", "-", input=_pod("quick", "gpu-0", ["true"], restart="Never"))
+        _wait(cluster, "quick", "jsonpath={.status.phase}=Succeeded")
+    finally:
+        stop_haru(cluster)

@@ -224,3 +224,23 @@ async def test_a_restarted_kubelet_resumes_a_pod_mid_run(api, tmp_path) -> None:
     assert cs_after["containerID"] == cs_before["containerID"] and cs_after["restartCount"] == 0
     assert cs_after["state"]["terminated"]["startedAt"] == cs_before["state"]["running"]["startedAt"]
     assert after["status"]["startTime"] == before["status"]["startTime"]
+
+
+async def test_a_missing_configmap_holds_the_container_in_create_container_config_error(api, tmp_path) -> None:
+    from client.resources import CONFIGMAPS
+
+    async with _nodes(api, tmp_path) as (client, hosted):
+        env = [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "mode"}}}]
+        env_from = [{"secretRef": {"name": "creds", "optional": True}, "prefix": "S_"}]
+        await client.create(PODS, _pod("p", _c("c", env=env, envFrom=env_from)))
+        pod = await _until(client, "p", lambda p: (p["status"]["containerStatuses"][0]["state"].get("waiting") or {})
+                           .get("reason") == "CreateContainerConfigError")
+        assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"] == 'configmap "settings" not found'
+        assert pod["status"]["phase"] == "Pending"
+        await client.create(CONFIGMAPS, {"metadata": {"name": "settings"}, "data": {"other": "x"}}, "default")
+        pod = await _until(client, "p", lambda p: "couldn't find key" in str(p["status"]["containerStatuses"][0]["state"]))
+        assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"] == \
+            "couldn't find key mode in ConfigMap default/settings"
+        await client.patch(CONFIGMAPS, "settings", {"data": {"mode": "fast"}}, "default")
+        await _until(client, "p", lambda p: p["status"]["phase"] == "Running")
+        assert hosted.view.pod("default", "p").container("c").env["MODE"] == "fast"

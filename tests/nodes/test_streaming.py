@@ -248,3 +248,12 @@ async def test_port_forward_needs_ports(kubelet: Kubelet) -> None:
     assert await kubelet.get("/portForward/default/web?port=0") == (400, "port 0 must be > 0")
     assert await kubelet.get("/portForward/default/other?port=80") == (404, "pod does not exist")
 
+
+
+async def test_port_forward_refuses_the_unversioned_channel_protocol(kubelet: Kubelet) -> None:
+    kubelet.node.add("web", ["c"])
+    url = kubelet.url("/portForward/default/web?port=80")
+
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await kubelet.session.ws_connect(url, protocols=("channel.k8s.io",))
+    assert refused.value.status == 400

@@ -1,7 +1,8 @@
 """The hollow kubelet's HTTPS endpoint: the API the real kubelet serves on its port 10250.
 
-One aiohttp application serves every hollow kubelet of the process, each on its own port
-(`KubeletEndpoint.serve(view)`), and knows which node a request is for by the port it came in on.
+One aiohttp application serves every hollow kubelet of the process, each on its own socket
+(`KubeletEndpoint.serve(view)`), and knows which node a request is for by the address and port it
+came in on.
 Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`, `/containerLogs/{ns}/{pod}/
 {container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`, `/metrics`, `/configz`, `/spec`,
 `/stats/summary`, `/logs/`. Every request is authenticated and authorized first (`endpoint/auth.py`);
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import ssl
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
@@ -55,8 +57,8 @@ class KubeletEndpoint:
         self.host = host
         self.ssl_context = ssl_context or cert.server_context(*cert.self_signed(host))
         self.requests = info.RequestCounter()
-        self._by_port: dict[int, _Kubelet] = {}
-        self._sites: dict[str, tuple[web.TCPSite, int]] = {}
+        self._by_socket: dict[tuple[str, int], _Kubelet] = {}
+        self._sites: dict[str, tuple[web.SockSite, tuple[str, int]]] = {}
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -85,24 +87,30 @@ class KubeletEndpoint:
         self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
 
-    async def serve(self, view: NodeView, port: int = 0) -> int:
-        """Start serving `view` on its own port (0: any free one); returns the port."""
+    async def serve(self, view: NodeView, port: int = 0, *, address: str | None = None) -> int:
+        """Serve `view` on its own socket; returns the port to advertise in daemonEndpoints.
+
+        Each node needs its own (address, port): its own port (0: any free one) on the endpoint's
+        host, or its own loopback address (127.0.0.0/8) with a shared port, as the Node's
+        InternalIP says. Node-wide paths (/pods, /stats/summary…) carry no node name.
+        """
         assert self._runner is not None, "start() first"
-        site = web.TCPSite(self._runner, self.host, port, ssl_context=self.ssl_context)
+        sock = socket.socket(socket.AF_INET6 if ":" in (address or self.host) else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address or self.host, port))
+        site = web.SockSite(self._runner, sock, ssl_context=self.ssl_context)
         await site.start()
-        server = site._server
-        assert server is not None and server.sockets  # type: ignore[attr-defined]
-        bound = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        bound = sock.getsockname()[:2]
         gate = auth.Gate(self.rest, anonymous=_anonymous_allowed(view.kubelet_config()))
-        self._by_port[bound] = _Kubelet(view, gate)
+        self._by_socket[bound] = _Kubelet(view, gate)
         self._sites[view.name] = (site, bound)
-        return int(bound)
+        return int(bound[1])
 
     async def remove(self, node: str) -> None:
         found = self._sites.pop(node, None)
         if found is not None:
-            site, port = found
-            self._by_port.pop(port, None)
+            site, bound = found
+            self._by_socket.pop(bound, None)
             await site.stop()
 
     async def stop(self) -> None:
@@ -110,7 +118,7 @@ class KubeletEndpoint:
             await self._runner.cleanup()
             self._runner = None
         self._sites.clear()
-        self._by_port.clear()
+        self._by_socket.clear()
 
     # -- filters ---------------------------------------------------------------------------
     @web.middleware
@@ -127,7 +135,7 @@ class KubeletEndpoint:
     @web.middleware
     async def _authorize(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         sockname = request.transport.get_extra_info("sockname") if request.transport else None
-        kubelet = self._by_port.get(sockname[1]) if sockname else None
+        kubelet = self._by_socket.get(tuple(sockname[:2])) if sockname else None
         if kubelet is None:
             return _text(404, "404 page not found")
         try:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 
+import aiohttp
+import pytest
+
 from nodes.endpoint import info
 from tests.nodes.endpoint_fixture import Kubelet
-from tests.nodes.fake_runtime import running_status
+from tests.nodes.fake_runtime import FakeNode, running_status
 
 
 async def test_pods_lists_what_the_kubelet_runs(kubelet: Kubelet) -> None:
@@ -90,3 +93,19 @@ async def test_healthz_has_the_kubelets_checks(kubelet: Kubelet) -> None:
     assert await kubelet.get("/healthz/syncloop") == (200, "ok")
     assert await kubelet.get("/healthz/nope") == (404, "404 page not found")
     assert await kubelet.get("/healthz?verbose") == (200, "[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n")
+
+
+async def test_nodes_on_their_own_loopback_addresses_share_a_port(kubelet: Kubelet) -> None:
+    other = FakeNode(name="node-b")
+    other.add("db", ["pg"])
+    port = await kubelet.endpoint.serve(other, kubelet.port, address="127.0.0.2")
+
+    assert port == kubelet.port
+    async with kubelet.session.get(f"https://127.0.0.2:{port}/pods") as resp:
+        assert [p["metadata"]["name"] for p in (await resp.json())["items"]] == ["db"]
+    kubelet.node.add("web", ["c"])
+    assert [p["metadata"]["name"] for p in json.loads((await kubelet.get("/pods"))[1])["items"]] == ["web"]
+    await kubelet.endpoint.remove("node-b")
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as fresh:
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await fresh.get(f"https://127.0.0.2:{port}/pods")

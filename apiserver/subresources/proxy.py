@@ -25,8 +25,8 @@ _SCHEMES = frozenset({"", "http", "https"})
 _SINGULAR = {"pods": "pod", "services": "service", "nodes": "node"}
 
 
-def split_scheme_name_port(id: str) -> tuple[str, str, str] | None:
-    parts = id.split(":")
+def split_scheme_name_port(target: str) -> tuple[str, str, str] | None:
+    parts = target.split(":")
     if len(parts) == 1:
         scheme, name, port = "", parts[0], ""
     elif len(parts) == 2:
@@ -41,16 +41,16 @@ def split_scheme_name_port(id: str) -> tuple[str, str, str] | None:
 
 
 async def connect(ep: Endpoint, request: web.Request) -> web.StreamResponse:
-    id = ep.request_info.name
+    target = ep.request_info.name
     kind = ep.resource.resource
-    parsed = split_scheme_name_port(id)
+    parsed = split_scheme_name_port(target)
     if parsed is None or kind not in _SINGULAR:
-        raise errors.bad_request(f'invalid {_SINGULAR.get(kind, kind)} request "{id}"')
+        raise errors.bad_request(f'invalid {_SINGULAR.get(kind, kind)} request "{target}"')
     _, name, port = parsed
     if kind == "pods":
         raise _pod(ep, name)
     if kind == "services":
-        raise _service(ep, id, name, port)
+        raise _service(ep, target, name, port)
     return await _node(ep, request, name, port)
 
 
@@ -75,7 +75,7 @@ def _pod(ep: Endpoint, name: str) -> errors.APIError:
     return errors.unavailable(f"haru has no pod network: pod {name} at {ip} cannot be reached")
 
 
-def _service(ep: Endpoint, id: str, name: str, port: str) -> errors.APIError:
+def _service(ep: Endpoint, target: str, name: str, port: str) -> errors.APIError:
     if port.lstrip("+-").isdigit():
         # A port number is looked up among the service's ports; the endpoints go by port name.
         service = responses.decode(ep.stored(name).value)
@@ -91,10 +91,10 @@ def _service(ep: Endpoint, id: str, name: str, port: str) -> errors.APIError:
         addresses = subset.get("addresses") or []
         for subset_port in subset.get("ports") or []:
             if addresses and (subset_port.get("name") or "") == port:
-                target = f"{addresses[0].get('ip')}:{subset_port.get('port')}"
-                return errors.unavailable(f'haru has no pod network: endpoint {target} of service "{name}" '
+                address = f"{addresses[0].get('ip')}:{subset_port.get('port')}"
+                return errors.unavailable(f'haru has no pod network: endpoint {address} of service "{name}" '
                                           "cannot be reached")
-    return errors.unavailable(f'no endpoints available for service "{id}"')
+    return errors.unavailable(f'no endpoints available for service "{target}"')
 
 
 def _endpoints(ep: Endpoint, name: str) -> dict[str, Any]:
@@ -107,13 +107,13 @@ def _endpoints(ep: Endpoint, name: str) -> dict[str, Any]:
 
 async def _node(ep: Endpoint, request: web.Request, name: str, port: str) -> web.StreamResponse:
     node = responses.decode(ep.stored(name).value)
-    target = kubelet.kubelet_of(node)
-    if port and port != str(target.port):
-        raise errors.unavailable(f"haru's hollow nodes serve only their kubelet port {target.port}, not {port}")
+    serving = kubelet.kubelet_of(node)
+    if port and port != str(serving.port):
+        raise errors.unavailable(f"haru's hollow nodes serve only their kubelet port {serving.port}, not {port}")
     # Everything after .../nodes/<name>/proxy, trailing slash included (/logs/ is not /logs).
     marker = f"/{ep.request_info.name}/proxy"
     rest = request.path[request.path.index(marker) + len(marker):] or "/"
     path_and_query = rest + (f"?{request.query_string}" if request.query_string else "")
     if request.headers.get("Upgrade", "").lower() == "websocket":
-        return await kubelet.relay_upgrade(ep, request, target, path_and_query)
-    return await kubelet.stream(ep, request, target, path_and_query)
+        return await kubelet.relay_upgrade(ep, request, serving, path_and_query)
+    return await kubelet.stream(ep, request, serving, path_and_query)

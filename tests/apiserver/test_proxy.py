@@ -86,3 +86,18 @@ async def test_a_node_without_addresses_has_no_preferred_address(api: Any) -> No
 async def test_a_malformed_name_is_a_bad_request(api: Any) -> None:
     status, body, _ = await api.request("GET", f"{NS}/services/ftp:web:21/proxy/")
     assert (status, body["message"]) == (400, 'invalid service request "ftp:web:21"')
+
+
+async def test_a_service_with_a_ready_endpoint_names_it_as_unreachable(api: Any) -> None:
+    await api.request("POST", f"{NS}/services", json={"metadata": {"name": "api"},
+                                                      "spec": {"ports": [{"name": "http", "port": 80}]}})
+    await api.request("POST", f"{NS}/endpoints", json={"metadata": {"name": "api"}, "subsets": [{
+        "addresses": [{"ip": "10.0.0.5"}], "ports": [{"name": "http", "port": 8080}]}]})
+    core = _core(api)
+
+    status, body = await _refused(lambda: core.connect_get_namespaced_service_proxy("api:80", "default"))
+    assert (status, body["message"]) == (
+        503, 'haru has no pod network: endpoint 10.0.0.5:8080 of service "api" cannot be reached')
+    # A port name no subset serves: kube names the whole request in its answer.
+    status, body = await _refused(lambda: core.connect_get_namespaced_service_proxy("api:metrics", "default"))
+    assert (status, body["message"]) == (503, 'no endpoints available for service "api:metrics"')

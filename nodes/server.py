@@ -220,8 +220,10 @@ class KubeletEndpoint:
             return found
         if not _is_websocket(request):
             return _text(400, "unable to upgrade: missing upgrade headers in request")
-        _, container = found
+        pod, container = found
         if attach:
+            # The process's terminal was decided when it started: the container spec's tty wins.
+            opts = remotecommand.with_tty(opts, _spec_tty(pod.object(), container.name))
             return await remotecommand.serve(request, opts, container.attach, [])
         command = opts.command
         return await remotecommand.serve(request, opts, lambda streams: container.exec(command, streams), command)
@@ -285,6 +287,15 @@ def _spec_containers(pod: dict[str, Any]) -> set[str]:
     spec = pod.get("spec") or {}
     return {c.get("name", "") for key in ("containers", "initContainers", "ephemeralContainers")
             for c in spec.get(key) or []}
+
+
+def _spec_tty(pod: dict[str, Any], name: str) -> bool:
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for container in spec.get(key) or []:
+            if container.get("name") == name:
+                return bool(container.get("tty"))
+    return False
 
 
 def _dumps(obj: Any) -> str:

@@ -257,3 +257,20 @@ async def test_port_forward_refuses_the_unversioned_channel_protocol(kubelet: Ku
     with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
         await kubelet.session.ws_connect(url, protocols=("channel.k8s.io",))
     assert refused.value.status == 400
+
+
+async def test_attach_takes_the_tty_from_the_container_spec(kubelet: Kubelet) -> None:
+    pod = kubelet.node.add("web", ["c"])
+    pod.spec["containers"][0]["tty"] = True
+    seen: list[tuple[bool, bool]] = []
+
+    async def attach(streams: Any) -> int:
+        seen.append((streams.tty, streams.stderr is not None))
+        return 0
+
+    pod.by_name["c"].attach = attach  # type: ignore[method-assign]
+    url = kubelet.url("/attach/default/web/c?output=1&error=1")
+    async with kubelet.session.ws_connect(url, protocols=("v5.channel.k8s.io",)) as ws:
+        await _session_frames(ws)
+
+    assert seen == [(True, False)]

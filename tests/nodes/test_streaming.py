@@ -6,6 +6,7 @@ close signal, resize, logs with tail/timestamps/since/limit/follow, and the port
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import Any
@@ -274,3 +275,41 @@ async def test_attach_takes_the_tty_from_the_container_spec(kubelet: Kubelet) ->
         await _session_frames(ws)
 
     assert seen == [(True, False)]
+
+
+class _Stubborn:
+    """A pod-side connection that ignores the client's half-close and never hangs up itself."""
+
+    def __init__(self) -> None:
+        self.got = b""
+        self.closed = asyncio.Event()
+
+    async def read(self) -> bytes:
+        await self.closed.wait()
+        return b""
+
+    async def write(self, data: bytes) -> None:
+        self.got += data
+
+    async def close_write(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        self.closed.set()
+
+
+async def test_a_client_leaving_cuts_the_pod_connections_it_opened(kubelet: Kubelet) -> None:
+    pod = kubelet.node.add("web", ["c"])
+    stubborn = _Stubborn()
+
+    async def connect(port: int) -> _Stubborn:
+        return stubborn
+
+    pod.connect = connect  # type: ignore[method-assign]
+    url = kubelet.url("/portForward/default/web?port=8080")
+    async with kubelet.session.ws_connect(url, protocols=("v4.channel.k8s.io",)) as ws:
+        await ws.receive()
+        await ws.receive()
+        await ws.send_bytes(b"\x00ping")
+    await asyncio.wait_for(stubborn.closed.wait(), 10)
+    assert stubborn.got == b"ping"

@@ -217,3 +217,6 @@ async def test_node_proxy_reaches_the_kubelets_own_endpoints(api: Any, kubelet: 
     assert (status, body) == (200, "I1201 started\n")
     status, body, _ = await api.request("GET", "/api/v1/nodes/node-a/proxy/nothing-here")
     assert status == 404
+    core = _core(api)
+    raw = await asyncio.to_thread(core.connect_get_node_proxy_with_path, "node-a", "healthz", _preload_content=False)
+    assert (raw.status, raw.data) == (200, b"ok")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import pty
 import ssl
@@ -204,3 +205,13 @@ async def test_kubectl_port_forward_reports_a_port_nothing_listens_on(cluster: t
         if proc.returncode is None:
             proc.terminate()
         await proc.wait()
+
+
+async def test_kubectl_get_raw_reaches_the_kubelet_through_node_proxy(cluster: tuple[Kubelet, Kubectl]) -> None:
+    _, kubectl = cluster
+
+    code, out, err = await kubectl.run("get", "--raw", "/api/v1/nodes/node-a/proxy/stats/summary")
+    assert code == 0, err
+    assert json.loads(out)["pods"][0]["podRef"]["name"] == "web"
+    code, out, _ = await kubectl.run("get", "--raw", "/api/v1/nodes/node-a/proxy/metrics")
+    assert 'kubelet_running_pods 1' in out.splitlines()

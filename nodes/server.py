@@ -2,12 +2,12 @@
 
 One aiohttp application serves every hollow kubelet of the process, each on its own socket
 (`KubeletEndpoint.serve(view)`), and knows which node a request is for by the address and port it
-came in on.
-Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`, `/containerLogs/{ns}/{pod}/
-{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`, `/metrics`, `/configz`, `/spec`,
-`/stats/summary`, `/logs/`. Every request is authenticated and authorized first (`endpoint/auth.py`);
-errors are the kubelet's plain-text answers. The runtime is read through `runtime_view.NodeView`;
-started by the nodes co-process (nodes-core) and by tests.
+came in on. Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`,
+`/containerLogs/{ns}/{pod}/{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`,
+`/metrics[/resource]`, `/configz`, `/spec`, `/stats/summary`, `/logs/`. Every request is
+authenticated and authorized first (`endpoint/auth.py`); errors are the kubelet's plain-text
+answers. The runtime is read through `runtime_view.NodeView`; started by the nodes co-process
+(nodes-core) and by tests.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ class KubeletEndpoint:
         app.router.add_get("/spec/", self._json(info.machine_info))
         app.router.add_get("/stats/summary", self._json(info.summary))
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/metrics/resource", self._resource_metrics)
         app.router.add_get("/logs", self._logs_redirect)
         app.router.add_get("/logs/{path:.*}", self._node_logs)
         return app
@@ -168,6 +169,11 @@ class KubeletEndpoint:
 
     async def _metrics(self, request: web.Request) -> web.StreamResponse:
         body = info.metrics(request[_KUBELET_KEY].view, self.requests)
+        return web.Response(text=body, content_type="text/plain", charset="utf-8",
+                            headers={"X-Prometheus-Format": "0.0.4"})
+
+    async def _resource_metrics(self, request: web.Request) -> web.StreamResponse:
+        body = info.resource_metrics(request[_KUBELET_KEY].view)
         return web.Response(text=body, content_type="text/plain", charset="utf-8",
                             headers={"X-Prometheus-Format": "0.0.4"})
 

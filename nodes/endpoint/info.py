@@ -4,13 +4,14 @@
 (cAdvisor's MachineInfo), `/logs/` (a FileServer listing of the node's log files),
 `/stats/summary` (the summary API's node and pod stats) and `/metrics` (Prometheus text with the
 kubelet's own metric names: kubelet_node_name, kubelet_running_pods, kubelet_running_containers,
-kubelet_http_requests_total, kubelet_http_inflight_requests, kubernetes_build_info). Called by
-`server.py`.
+kubelet_http_requests_total, kubelet_http_inflight_requests, kubernetes_build_info) with
+`/metrics/resource` (the usage metrics-server reads). Called by `server.py`.
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import html
 from collections import Counter
 from dataclasses import dataclass, field
@@ -161,6 +162,20 @@ class RequestCounter:
         return method, path.strip("/").split("/")[0], "true" if long_running else "false"
 
 
+def sample_value(value: float) -> str:
+    """A sample value as Prometheus' Go client writes it (strconv 'g', shortest): 6.7108864e+07."""
+    if value == 0:
+        return "0"
+    exact = decimal.Decimal(repr(float(value))).normalize()
+    digits = "".join(map(str, exact.as_tuple().digits))
+    exponent = exact.adjusted()
+    sign = "-" if value < 0 else ""
+    if exponent < -4 or exponent >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    return sign + format(abs(exact), "f")
+
+
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
@@ -173,7 +188,7 @@ def metrics(view: NodeView, requests: RequestCounter) -> str:
         lines.append(f"# TYPE {name} {kind}")
         for labels, value in samples:
             rendered = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
-            lines.append(f"{name}{{{rendered}}} {value:g}" if rendered else f"{name} {value:g}")
+            lines.append(f"{name}{{{rendered}}} {sample_value(value)}" if rendered else f"{name} {sample_value(value)}")
 
     info = (view.node().get("status") or {}).get("nodeInfo") or {}
     version = info.get("kubeletVersion", "")
@@ -204,3 +219,49 @@ def metrics(view: NodeView, requests: RequestCounter) -> str:
             for (m, p, lr), n in sorted(requests.inflight.items())])
     return "\n".join(lines) + "\n"
 
+
+
+def resource_metrics(view: NodeView) -> str:
+    """`/metrics/resource`, what metrics-server scrapes: the summary's usage as STABLE metric families."""
+    stats = summary(view)
+    lines: list[str] = []
+
+    def family(name: str, kind: str, help_text: str, samples: list[tuple[dict[str, str], float, str]]) -> None:
+        lines.append(f"# HELP {name} [STABLE] {help_text}")
+        lines.append(f"# TYPE {name} {kind}")
+        for labels, value, at in samples:
+            rendered = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
+            stamp = f" {_millis(at)}" if at else ""
+            lines.append(f"{name}{{{rendered}}} {sample_value(value)}{stamp}" if rendered else f"{name} {sample_value(value)}{stamp}")
+
+    node = stats["node"]
+    containers = [({"container": c["name"], "namespace": p["podRef"]["namespace"], "pod": p["podRef"]["name"]}, c)
+                  for p in stats["pods"] for c in p["containers"]]
+    pods = [({"namespace": p["podRef"]["namespace"], "pod": p["podRef"]["name"]}, p) for p in stats["pods"]]
+    family("container_cpu_usage_seconds_total", "counter",
+           "Cumulative cpu time consumed by the container in core-seconds",
+           [(labels, c["cpu"]["usageCoreNanoSeconds"] / 1e9, c["cpu"]["time"]) for labels, c in containers])
+    family("container_memory_working_set_bytes", "gauge", "Current working set of the container in bytes",
+           [(labels, c["memory"]["workingSetBytes"], c["memory"]["time"]) for labels, c in containers])
+    family("container_start_time_seconds", "gauge", "Start time of the container since unix epoch in seconds",
+           [(labels, _seconds(c["startTime"]), c["startTime"]) for labels, c in containers])
+    family("node_cpu_usage_seconds_total", "counter", "Cumulative cpu time consumed by the node in core-seconds",
+           [({}, node["cpu"]["usageCoreNanoSeconds"] / 1e9, node["cpu"]["time"])])
+    family("node_memory_working_set_bytes", "gauge", "Current working set of the node in bytes",
+           [({}, node["memory"]["workingSetBytes"], node["memory"]["time"])])
+    family("pod_cpu_usage_seconds_total", "counter", "Cumulative cpu time consumed by the pod in core-seconds",
+           [(labels, p["cpu"]["usageCoreNanoSeconds"] / 1e9, p["cpu"]["time"]) for labels, p in pods])
+    family("pod_memory_working_set_bytes", "gauge", "Current working set of the pod in bytes",
+           [(labels, p["memory"]["workingSetBytes"], p["memory"]["time"]) for labels, p in pods])
+    family("resource_scrape_error", "gauge", "1 if there was an error while getting container metrics, 0 otherwise",
+           [({}, 0, "")])
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(stamp: str) -> float:
+    parsed = _parse(stamp)
+    return parsed.timestamp() if parsed else 0.0
+
+
+def _millis(stamp: str) -> int:
+    return int(_seconds(stamp) * 1000)

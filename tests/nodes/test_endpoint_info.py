@@ -71,6 +71,11 @@ async def test_metrics_carry_the_kubelets_names(kubelet: Kubelet) -> None:
     assert any(line.startswith('kubernetes_build_info{git_version="v1.36.3",major="1",minor="36"') for line in lines)
 
 
+def test_sample_values_are_written_as_gos_shortest_g_format() -> None:
+    assert [info.sample_value(v) for v in (0, 1, 123456, 1234567, 67108864, 0.25, 0.00001, 12.5, -3)] == [
+        "0", "1", "123456", "1.234567e+06", "6.7108864e+07", "0.25", "1e-05", "12.5", "-3"]
+
+
 def test_quantities_read_as_kube_writes_them() -> None:
     assert [info.quantity(q) for q in ("8", "500m", "32Gi", "1k", "100M", None)] == [
         8, 0.5, 32 * 2**30, 1000, 100_000_000, 0]
@@ -109,3 +114,18 @@ async def test_nodes_on_their_own_loopback_addresses_share_a_port(kubelet: Kubel
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as fresh:
         with pytest.raises(aiohttp.ClientConnectionError):
             await fresh.get(f"https://127.0.0.2:{port}/pods")
+
+
+async def test_resource_metrics_are_what_metrics_server_reads(kubelet: Kubelet) -> None:
+    kubelet.node.add("web", ["c"])
+
+    status, body = await kubelet.get("/metrics/resource")
+
+    assert status == 200
+    samples = {line.rsplit(" ", 2)[0]: line.rsplit(" ", 2)[1] for line in body.splitlines()
+               if line and not line.startswith("#") and line.count(" ") == 2}
+    assert samples['container_memory_working_set_bytes{container="c",namespace="default",pod="web"}'] == "6.7108864e+07"
+    assert samples['pod_memory_working_set_bytes{namespace="default",pod="web"}'] == "6.7108864e+07"
+    assert "node_cpu_usage_seconds_total" in samples
+    assert "resource_scrape_error 0" in body.splitlines()
+    assert "# TYPE container_cpu_usage_seconds_total counter" in body

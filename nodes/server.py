@@ -50,7 +50,13 @@ def _anonymous_allowed(config: dict[str, Any]) -> bool:
 
 
 class KubeletEndpoint:
-    """The kubelet API of many hollow kubelets: one application, one listening port per node."""
+    """The kubelet API of many hollow kubelets: one application, one socket per node.
+
+    The nodes process makes one over its RestClient (the reviews go there), `await start()`, then
+    for each kubelet `port = await serve(view)` before it writes its Node, whose InternalIP is the
+    socket's address and `daemonEndpoints.kubeletEndpoint.Port` the port returned; `remove(name)`
+    when a node goes, `stop()` at the end.
+    """
 
     def __init__(self, rest: RestClient, *, host: str = "127.0.0.1", ssl_context: ssl.SSLContext | None = None):
         self.rest = rest

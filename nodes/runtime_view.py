@@ -66,11 +66,31 @@ class Streams:
     terminal: TerminalSize | None = None
     resized: asyncio.Event = field(default_factory=asyncio.Event)
 
+    _pending: bytes = field(default=b"", init=False, repr=False)
+    _ended: bool = field(default=False, init=False, repr=False)
+
     async def read(self) -> bytes:
         """The next chunk of stdin; b"" at its end (or when there is no stdin)."""
-        if self.stdin is None:
+        if self._pending:
+            chunk, self._pending = self._pending, b""
+            return chunk
+        if self.stdin is None or self._ended:
             return b""
-        return await self.stdin.get()
+        chunk = await self.stdin.get()
+        self._ended = not chunk
+        return chunk
+
+    async def readline(self) -> bytes:
+        """One line of stdin with its newline (an interactive shell's read); the rest at the end, then b""."""
+        line = b""
+        while b"\n" not in line:
+            chunk = await self.read()
+            if not chunk:
+                return line
+            line += chunk
+        head, _, rest = line.partition(b"\n")
+        self._pending = rest + self._pending
+        return head + b"\n"
 
 
 class Connection(Protocol):

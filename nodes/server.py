@@ -1,18 +1,20 @@
 """The hollow kubelet's HTTPS endpoint: the API the real kubelet serves on its port 10250.
 
-One aiohttp application serves every hollow kubelet of the process, each on its own port
-(`KubeletEndpoint.serve(view)`), and knows which node a request is for by the port it came in on.
-Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`, `/containerLogs/{ns}/{pod}/
-{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`, `/metrics`, `/metrics/resource`, `/configz`, `/spec`,
-`/stats/summary`, `/logs/`. Every request is authenticated and authorized first (`endpoint/auth.py`);
-errors are the kubelet's plain-text answers. The runtime is read through `runtime_view.NodeView`;
-started by the nodes co-process (nodes-core) and by tests.
+One aiohttp application serves every hollow kubelet of the process, each on its own socket
+(`KubeletEndpoint.serve(view)`), and knows which node a request is for by the address and port it
+came in on. Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`,
+`/containerLogs/{ns}/{pod}/{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`,
+`/metrics[/resource]`, `/configz`, `/spec`, `/stats/summary`, `/logs/`. Every request is
+authenticated and authorized first (`endpoint/auth.py`); errors are the kubelet's plain-text
+answers. The runtime is read through `runtime_view.NodeView`; started by the nodes co-process
+(nodes-core) and by tests.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 import ssl
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -50,15 +52,21 @@ def _anonymous_allowed(config: dict[str, Any]) -> bool:
 
 
 class KubeletEndpoint:
-    """The kubelet API of many hollow kubelets: one application, one listening port per node."""
+    """The kubelet API of many hollow kubelets: one application, one socket per node.
+
+    The nodes process makes one over its RestClient (the reviews go there), `await start()`, then
+    for each kubelet `port = await serve(view)` before it writes its Node, whose InternalIP is the
+    socket's address and `daemonEndpoints.kubeletEndpoint.Port` the port returned; `remove(name)`
+    when a node goes, `stop()` at the end.
+    """
 
     def __init__(self, rest: RestClient, *, host: str = "127.0.0.1", ssl_context: ssl.SSLContext | None = None):
         self.rest = rest
         self.host = host
         self.ssl_context = ssl_context or cert.server_context(*cert.self_signed(host))
         self.requests = info.RequestCounter()
-        self._by_port: dict[int, _Kubelet] = {}
-        self._sites: dict[str, tuple[web.TCPSite, int]] = {}
+        self._by_socket: dict[tuple[str, int], _Kubelet] = {}
+        self._sites: dict[str, tuple[web.SockSite, tuple[str, int]]] = {}
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -88,24 +96,30 @@ class KubeletEndpoint:
         self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
 
-    async def serve(self, view: NodeView, port: int = 0) -> int:
-        """Start serving `view` on its own port (0: any free one); returns the port."""
+    async def serve(self, view: NodeView, port: int = 0, *, address: str | None = None) -> int:
+        """Serve `view` on its own socket; returns the port to advertise in daemonEndpoints.
+
+        Each node needs its own (address, port): its own port (0: any free one) on the endpoint's
+        host, or its own loopback address (127.0.0.0/8) with a shared port, as the Node's
+        InternalIP says. Node-wide paths (/pods, /stats/summary…) carry no node name.
+        """
         assert self._runner is not None, "start() first"
-        site = web.TCPSite(self._runner, self.host, port, ssl_context=self.ssl_context)
+        sock = socket.socket(socket.AF_INET6 if ":" in (address or self.host) else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address or self.host, port))
+        site = web.SockSite(self._runner, sock, ssl_context=self.ssl_context)
         await site.start()
-        server = site._server
-        assert server is not None and server.sockets  # type: ignore[attr-defined]
-        bound = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        bound = sock.getsockname()[:2]
         gate = auth.Gate(self.rest, anonymous=_anonymous_allowed(view.kubelet_config()))
-        self._by_port[bound] = _Kubelet(view, gate)
+        self._by_socket[bound] = _Kubelet(view, gate)
         self._sites[view.name] = (site, bound)
-        return int(bound)
+        return int(bound[1])
 
     async def remove(self, node: str) -> None:
         found = self._sites.pop(node, None)
         if found is not None:
-            site, port = found
-            self._by_port.pop(port, None)
+            site, bound = found
+            self._by_socket.pop(bound, None)
             await site.stop()
 
     async def stop(self) -> None:
@@ -113,7 +127,7 @@ class KubeletEndpoint:
             await self._runner.cleanup()
             self._runner = None
         self._sites.clear()
-        self._by_port.clear()
+        self._by_socket.clear()
 
     # -- filters ---------------------------------------------------------------------------
     @web.middleware
@@ -130,7 +144,7 @@ class KubeletEndpoint:
     @web.middleware
     async def _authorize(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         sockname = request.transport.get_extra_info("sockname") if request.transport else None
-        kubelet = self._by_port.get(sockname[1]) if sockname else None
+        kubelet = self._by_socket.get(tuple(sockname[:2])) if sockname else None
         if kubelet is None:
             return _text(404, "404 page not found")
         try:
@@ -224,8 +238,10 @@ class KubeletEndpoint:
             return found
         if not _is_websocket(request):
             return _text(400, "unable to upgrade: missing upgrade headers in request")
-        _, container = found
+        pod, container = found
         if attach:
+            # The process's terminal was decided when it started: the container spec's tty wins.
+            opts = remotecommand.with_tty(opts, _spec_tty(pod.object(), container.name))
             return await remotecommand.serve(request, opts, container.attach, [])
         command = opts.command
         return await remotecommand.serve(request, opts, lambda streams: container.exec(command, streams), command)
@@ -289,6 +305,15 @@ def _spec_containers(pod: dict[str, Any]) -> set[str]:
     spec = pod.get("spec") or {}
     return {c.get("name", "") for key in ("containers", "initContainers", "ephemeralContainers")
             for c in spec.get(key) or []}
+
+
+def _spec_tty(pod: dict[str, Any], name: str) -> bool:
+    spec = pod.get("spec") or {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for container in spec.get(key) or []:
+            if container.get("name") == name:
+                return bool(container.get("tty"))
+    return False
 
 
 def _dumps(obj: Any) -> str:

@@ -222,8 +222,8 @@ async def connect(ep: Endpoint, request: web.Request) -> web.StreamResponse:
         if sub == "log":
             params = _log_query(ep, query)
             if not node:
-                # kube's LogLocation: an unscheduled pod has no logs, and that is not an error.
-                return web.Response(status=200, content_type="text/plain", body=b"")
+                # kube's LogLocation: no location for an unscheduled pod, and no stream is 204 No Content.
+                return web.Response(status=204)
             path = f"/containerLogs/{namespace}/{name}/{container}"
         else:
             params = _stream_query(query, attach=sub == "attach")

@@ -107,13 +107,13 @@ def _endpoints(ep: Endpoint, name: str) -> dict[str, Any]:
 
 async def _node(ep: Endpoint, request: web.Request, name: str, port: str) -> web.StreamResponse:
     node = responses.decode(ep.stored(name).value)
-    target = kubelet.kubelet_of(node)
-    if port and port != str(target.port):
-        raise errors.unavailable(f"haru's hollow nodes serve only their kubelet port {target.port}, not {port}")
+    serving = kubelet.kubelet_of(node)
+    if port and port != str(serving.port):
+        raise errors.unavailable(f"haru's hollow nodes serve only their kubelet port {serving.port}, not {port}")
     # Everything after .../nodes/<name>/proxy, trailing slash included (/logs/ is not /logs).
     marker = f"/{ep.request_info.name}/proxy"
     rest = request.path[request.path.index(marker) + len(marker):] or "/"
     path_and_query = rest + (f"?{request.query_string}" if request.query_string else "")
     if request.headers.get("Upgrade", "").lower() == "websocket":
-        return await kubelet.relay_upgrade(ep, request, target, path_and_query)
-    return await kubelet.stream(ep, request, target, path_and_query)
+        return await kubelet.relay_upgrade(ep, request, serving, path_and_query)
+    return await kubelet.stream(ep, request, serving, path_and_query)

@@ -103,7 +103,14 @@ def _mask(payload: bytes, mask: bytes) -> bytes:
 
 
 async def open_upgrade(host: str, port: int, path_and_query: str, protocols: list[str],
-                       headers: dict[str, str], context: ssl.SSLContext | None) -> Upstream | Refusal:
+                       headers: dict[str, str], context: ssl.SSLContext | None,
+                       timeout: float = 10.0) -> Upstream | Refusal:
+    """Connect and upgrade; `timeout` bounds the dial and the handshake (a kubelet that never answers)."""
+    return await asyncio.wait_for(_open_upgrade(host, port, path_and_query, protocols, headers, context), timeout)
+
+
+async def _open_upgrade(host: str, port: int, path_and_query: str, protocols: list[str],
+                        headers: dict[str, str], context: ssl.SSLContext | None) -> Upstream | Refusal:
     reader, writer = await asyncio.open_connection(host, port, ssl=context,
                                                    server_hostname=host if context else None)
     key = base64.b64encode(os.urandom(16)).decode()

@@ -2,15 +2,17 @@
 
 `/pods` (a PodList of what the kubelet runs), `/configz` (`{"kubeletconfig": …}`), `/spec`
 (cAdvisor's MachineInfo), `/logs/` (a FileServer listing of the node's log files),
-`/stats/summary` (the summary API's node and pod stats, usage from `usage.Meter`) and `/metrics` (Prometheus text with the
-kubelet's own metric names: kubelet_node_name, kubelet_running_pods, kubelet_running_containers,
-kubelet_http_requests_total, kubelet_http_inflight_requests, kubernetes_build_info). Called by
-`server.py`.
+`/stats/summary` (the summary API's node and pod stats, cpu and memory from a `usage.Meter`
+sample) and `/metrics` (Prometheus text with the kubelet's own metric names: kubelet_node_name,
+kubelet_running_pods, kubelet_running_containers, kubelet_http_requests_total,
+kubelet_http_inflight_requests, kubernetes_build_info); `resource_metrics.py` renders
+`/metrics/resource`. Called by `server.py`.
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import html
 from collections import Counter
 from dataclasses import dataclass, field
@@ -135,6 +137,20 @@ class RequestCounter:
         return method, path.strip("/").split("/")[0], "true" if long_running else "false"
 
 
+def sample_value(value: float) -> str:
+    """A sample value as Prometheus' Go client writes it (strconv 'g', shortest): 6.7108864e+07."""
+    if value == 0:
+        return "0"
+    exact = decimal.Decimal(repr(float(value))).normalize()
+    digits = "".join(map(str, exact.as_tuple().digits))
+    exponent = exact.adjusted()
+    sign = "-" if value < 0 else ""
+    if exponent < -4 or exponent >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    return sign + format(abs(exact), "f")
+
+
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
@@ -147,7 +163,7 @@ def metrics(view: NodeView, requests: RequestCounter) -> str:
         lines.append(f"# TYPE {name} {kind}")
         for labels, value in samples:
             rendered = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
-            lines.append(f"{name}{{{rendered}}} {value:g}" if rendered else f"{name} {value:g}")
+            lines.append(f"{name}{{{rendered}}} {sample_value(value)}" if rendered else f"{name} {sample_value(value)}")
 
     info = (view.node().get("status") or {}).get("nodeInfo") or {}
     version = info.get("kubeletVersion", "")
@@ -177,4 +193,3 @@ def metrics(view: NodeView, requests: RequestCounter) -> str:
            [({"method": m, "path": p, "long_running": lr, "server_type": "readwrite"}, n)
             for (m, p, lr), n in sorted(requests.inflight.items())])
     return "\n".join(lines) + "\n"
-

@@ -5,13 +5,12 @@ node_memory_working_set_bytes, container_cpu_usage_seconds_total, container_memo
 container_start_time_seconds ({container, namespace, pod}), pod_cpu_usage_seconds_total,
 pod_memory_working_set_bytes ({namespace, pod}), resource_scrape_error and its deprecated name
 scrape_error. Samples carry their timestamp in milliseconds, families come sorted by name and
-values print as Go's `FormatFloat(v, 'g', -1)`. Rendered from a `usage.NodeSample` by `server.py`.
+values print as Go's `FormatFloat(v, 'g', -1)` (`info.sample_value`). Rendered from a `usage.NodeSample` by `server.py`.
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
-
+from nodes.endpoint.info import sample_value
 from nodes.usage import NodeSample
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -28,27 +27,6 @@ _HELP = {
     "scrape_error": ("gauge", "[ALPHA] (Deprecated since 1.29.0) 1 if there was an error while getting container "
                               "metrics, 0 otherwise"),
 }
-
-
-def go_float(value: float) -> str:
-    """Go's strconv.FormatFloat(v, 'g', -1, 64), as Prometheus' text encoder writes sample values."""
-    if value == 0:
-        return "0"
-    sign, digits, exponent = Decimal(repr(float(value))).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    point = len(text) + exponent  # where the decimal point falls in `text`
-    exp = point - 1
-    if exp < -4 or exp >= 6:  # shortest %g: the exponent form outside [1e-4, 1e6)
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        out = f"{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    elif point <= 0:
-        out = "0." + "0" * -point + text
-    elif point >= len(text):
-        out = text + "0" * (point - len(text))
-    else:
-        out = text[:point] + "." + text[point:]
-    return ("-" if sign else "") + out
 
 
 def _escape(value: str) -> str:
@@ -78,5 +56,5 @@ def render(sample: NodeSample, *, scrape_error: bool = False) -> str:
         for labels, value in families[name]:
             rendered = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
             series = f"{name}{{{rendered}}}" if rendered else name
-            lines.append(f"{series} {go_float(value)} {stamp}")
+            lines.append(f"{series} {sample_value(value)} {stamp}")
     return "\n".join(lines) + "\n"

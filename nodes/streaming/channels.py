@@ -42,10 +42,8 @@ REMOTE_COMMAND = (
     Protocol("v4.channel.k8s.io", True, 4), Protocol("v4.base64.channel.k8s.io", False, 4),
     Protocol("channel.k8s.io", True, 1), Protocol("base64.channel.k8s.io", False, 1),
 )
-PORT_FORWARD = (
-    Protocol("v4.channel.k8s.io", True, 4), Protocol("v4.base64.channel.k8s.io", False, 4),
-    Protocol("channel.k8s.io", True, 1), Protocol("base64.channel.k8s.io", False, 1),
-)
+# Port forwarding has only the v4 pair (and the unnamed binary one), as the kubelet's websocket.go.
+PORT_FORWARD = (Protocol("v4.channel.k8s.io", True, 4), Protocol("v4.base64.channel.k8s.io", False, 4))
 # A client that names no protocol gets the plain binary framing (wsstream's "" entry).
 DEFAULT = Protocol("", True, 1)
 

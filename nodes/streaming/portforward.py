@@ -4,7 +4,8 @@ The ports come as `port=` query values (the API server writes one per port). Por
 channel 2i and an error channel 2i+1; the kubelet opens each with a frame holding the port as
 two little-endian bytes, then relays the data channel to a connection the runtime opens to that
 port in the pod, and writes "error forwarding port …" on the error channel when it cannot. The
-session ends when every port's connection has ended (the Python client's `portforward`).
+session ends when every port's connection has ended, or when the client leaves (the Python
+client's `portforward` closes it once its local sockets are closed).
 """
 
 from __future__ import annotations
@@ -65,12 +66,15 @@ async def serve(request: web.Request, pod: PodView, wanted: list[int]) -> web.St
     pumps = [asyncio.create_task(_forward(ws, protocol, pod, index, port, inboxes[index]))
              for index, port in enumerate(wanted)]
     reader = asyncio.create_task(_read(ws, protocol, inboxes))
+    pumping = asyncio.gather(*pumps)
     try:
-        await asyncio.gather(*pumps)
+        # Every port done, or the client gone (its connections are then cut, not waited for).
+        await asyncio.wait({pumping, reader}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         reader.cancel()
-        for pump in pumps:
-            pump.cancel()
+        pumping.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await pumping
     if not ws.closed:
         await ws.close()
     return ws

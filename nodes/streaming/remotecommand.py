@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 from dataclasses import dataclass
@@ -50,6 +51,11 @@ def options(query: MultiMapping[str]) -> Options:
     if tty and stderr:
         stderr = False
     return Options(list(query.getall("command", [])), stdin, stdout, stderr, tty)
+
+
+def with_tty(opts: Options, tty: bool) -> Options:
+    """attach: the tty is the container's, and a tty still has no separate stderr."""
+    return dataclasses.replace(opts, tty=tty, stderr=opts.stderr and not tty)
 
 
 class _ChannelOutput:

@@ -178,7 +178,7 @@ async def test_no_host_no_node_and_no_kubelet_are_kubes_errors(api: Any, kubelet
     status, body, _ = await api.request("GET", f"{NS}/pods/pending/exec?command=true&stdout=true")
     assert (status, body["message"]) == (400, "pod pending does not have a host assigned")
     status, body, _ = await api.request("GET", f"{NS}/pods/pending/log")
-    assert (status, body) == (200, "")  # kube's LogLocation: no host, no logs, no error
+    assert (status, body) == (204, "")  # kube's LogLocation: no host, no stream, 204 No Content
 
     await make_pod(api, "lost", ["c"], node="node-gone")
     status, body, _ = await api.request("GET", f"{NS}/pods/lost/log")
@@ -217,3 +217,6 @@ async def test_node_proxy_reaches_the_kubelets_own_endpoints(api: Any, kubelet: 
     assert (status, body) == (200, "I1201 started\n")
     status, body, _ = await api.request("GET", "/api/v1/nodes/node-a/proxy/nothing-here")
     assert status == 404
+    core = _core(api)
+    raw = await asyncio.to_thread(core.connect_get_node_proxy_with_path, "node-a", "healthz", _preload_content=False)
+    assert (raw.status, raw.data) == (200, b"ok")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import pty
 import ssl
@@ -179,3 +180,38 @@ async def test_kubectl_exec_with_a_tty_sends_the_terminal_size(cluster: tuple[Ku
             proc.kill()
             await proc.wait()
         os.close(leader)
+
+
+async def test_kubectl_port_forward_reports_a_port_nothing_listens_on(cluster: tuple[Kubelet, Kubectl]) -> None:
+    _, kubectl = cluster
+    proc = await kubectl.start("port-forward", "pod/web", ":9090")
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        local = int(line.split("127.0.0.1:")[1].split(" ")[0])
+        reader, writer = await asyncio.open_connection("127.0.0.1", local)
+        writer.write(b"anyone?")
+        await writer.drain()
+        assert await asyncio.wait_for(reader.read(), 30) == b""  # kubectl hangs up the local side
+        writer.close()
+        err = b""
+        while b"error forwarding port 9090" not in err:
+            chunk = await asyncio.wait_for(proc.stderr.read(4096), 30)
+            assert chunk, err
+            err += chunk
+        assert (b"error forwarding port 9090 to pod web, uid uid-web: failed to connect to localhost:9090 inside "
+                b"namespace of pod web: connection refused") in err
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+        await proc.wait()
+
+
+async def test_kubectl_get_raw_reaches_the_kubelet_through_node_proxy(cluster: tuple[Kubelet, Kubectl]) -> None:
+    _, kubectl = cluster
+
+    code, out, err = await kubectl.run("get", "--raw", "/api/v1/nodes/node-a/proxy/stats/summary")
+    assert code == 0, err
+    assert json.loads(out)["pods"][0]["podRef"]["name"] == "web"
+    code, out, _ = await kubectl.run("get", "--raw", "/api/v1/nodes/node-a/proxy/metrics")
+    assert 'kubelet_running_pods 1' in out.splitlines()

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 
+import aiohttp
+import pytest
+
 from nodes import usage
 from nodes.endpoint import info
 from tests.nodes.endpoint_fixture import Kubelet
-from tests.nodes.fake_runtime import running_status
+from tests.nodes.fake_runtime import FakeNode, running_status
 
 
 async def test_pods_lists_what_the_kubelet_runs(kubelet: Kubelet) -> None:
@@ -70,6 +73,11 @@ async def test_metrics_carry_the_kubelets_names(kubelet: Kubelet) -> None:
     assert any(line.startswith('kubernetes_build_info{git_version="v1.36.3",major="1",minor="36"') for line in lines)
 
 
+def test_sample_values_are_written_as_gos_shortest_g_format() -> None:
+    assert [info.sample_value(v) for v in (0, 1, 123456, 1234567, 67108864, 0.25, 0.00001, 12.5, -3)] == [
+        "0", "1", "123456", "1.234567e+06", "6.7108864e+07", "0.25", "1e-05", "12.5", "-3"]
+
+
 def test_quantities_read_as_kube_writes_them() -> None:
     assert [info.quantity(q) for q in ("8", "500m", "32Gi", "1k", "100M", None)] == [
         8, 0.5, 32 * 2**30, 1000, 100_000_000, 0]
@@ -92,3 +100,34 @@ async def test_healthz_has_the_kubelets_checks(kubelet: Kubelet) -> None:
     assert await kubelet.get("/healthz/syncloop") == (200, "ok")
     assert await kubelet.get("/healthz/nope") == (404, "404 page not found")
     assert await kubelet.get("/healthz?verbose") == (200, "[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n")
+
+
+async def test_nodes_on_their_own_loopback_addresses_share_a_port(kubelet: Kubelet) -> None:
+    other = FakeNode(name="node-b")
+    other.add("db", ["pg"])
+    port = await kubelet.endpoint.serve(other, kubelet.port, address="127.0.0.2")
+
+    assert port == kubelet.port
+    async with kubelet.session.get(f"https://127.0.0.2:{port}/pods") as resp:
+        assert [p["metadata"]["name"] for p in (await resp.json())["items"]] == ["db"]
+    kubelet.node.add("web", ["c"])
+    assert [p["metadata"]["name"] for p in json.loads((await kubelet.get("/pods"))[1])["items"]] == ["web"]
+    await kubelet.endpoint.remove("node-b")
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as fresh:
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await fresh.get(f"https://127.0.0.2:{port}/pods")
+
+
+async def test_resource_metrics_are_what_metrics_server_reads(kubelet: Kubelet) -> None:
+    kubelet.node.add("web", ["c"]).annotations = {"usage.haru.dev/c": "cpu=250m,memory=64Mi"}
+
+    status, body = await kubelet.get("/metrics/resource")
+
+    assert status == 200
+    samples = {line.rsplit(" ", 2)[0]: line.rsplit(" ", 2)[1] for line in body.splitlines()
+               if line and not line.startswith("#") and line.count(" ") == 2}
+    assert samples['container_memory_working_set_bytes{container="c",namespace="default",pod="web"}'] == "6.7108864e+07"
+    assert samples['pod_memory_working_set_bytes{namespace="default",pod="web"}'] == "6.7108864e+07"
+    assert "node_cpu_usage_seconds_total" in samples
+    assert "resource_scrape_error 0" in body.splitlines()
+    assert "# TYPE container_cpu_usage_seconds_total counter" in body

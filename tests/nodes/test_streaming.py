@@ -6,6 +6,7 @@ close signal, resize, logs with tail/timestamps/since/limit/follow, and the port
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import Any
@@ -248,3 +249,67 @@ async def test_port_forward_needs_ports(kubelet: Kubelet) -> None:
     assert await kubelet.get("/portForward/default/web?port=0") == (400, "port 0 must be > 0")
     assert await kubelet.get("/portForward/default/other?port=80") == (404, "pod does not exist")
 
+
+
+async def test_port_forward_refuses_the_unversioned_channel_protocol(kubelet: Kubelet) -> None:
+    kubelet.node.add("web", ["c"])
+    url = kubelet.url("/portForward/default/web?port=80")
+
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await kubelet.session.ws_connect(url, protocols=("channel.k8s.io",))
+    assert refused.value.status == 400
+
+
+async def test_attach_takes_the_tty_from_the_container_spec(kubelet: Kubelet) -> None:
+    pod = kubelet.node.add("web", ["c"])
+    pod.spec["containers"][0]["tty"] = True
+    seen: list[tuple[bool, bool]] = []
+
+    async def attach(streams: Any) -> int:
+        seen.append((streams.tty, streams.stderr is not None))
+        return 0
+
+    pod.by_name["c"].attach = attach  # type: ignore[method-assign]
+    url = kubelet.url("/attach/default/web/c?output=1&error=1")
+    async with kubelet.session.ws_connect(url, protocols=("v5.channel.k8s.io",)) as ws:
+        await _session_frames(ws)
+
+    assert seen == [(True, False)]
+
+
+class _Stubborn:
+    """A pod-side connection that ignores the client's half-close and never hangs up itself."""
+
+    def __init__(self) -> None:
+        self.got = b""
+        self.closed = asyncio.Event()
+
+    async def read(self) -> bytes:
+        await self.closed.wait()
+        return b""
+
+    async def write(self, data: bytes) -> None:
+        self.got += data
+
+    async def close_write(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        self.closed.set()
+
+
+async def test_a_client_leaving_cuts_the_pod_connections_it_opened(kubelet: Kubelet) -> None:
+    pod = kubelet.node.add("web", ["c"])
+    stubborn = _Stubborn()
+
+    async def connect(port: int) -> _Stubborn:
+        return stubborn
+
+    pod.connect = connect  # type: ignore[method-assign]
+    url = kubelet.url("/portForward/default/web?port=8080")
+    async with kubelet.session.ws_connect(url, protocols=("v4.channel.k8s.io",)) as ws:
+        await ws.receive()
+        await ws.receive()
+        await ws.send_bytes(b"\x00ping")
+    await asyncio.wait_for(stubborn.closed.wait(), 10)
+    assert stubborn.got == b"ping"

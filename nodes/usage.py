@@ -48,15 +48,19 @@ class Demand:
             return self.cpu
         return self.cpu * (1 + WOBBLE * math.sin(2 * math.pi * t / CPU_PERIOD + self.phase))
 
-    def cpu_between(self, t0: float, t1: float) -> float:
-        """Core-seconds used from t0 to t1: the closed-form integral of `cpu_at`."""
-        if t1 <= t0:
-            return 0.0
+    def cpu_between(self, t0_ms: int, t1_ms: int) -> int:
+        """Nano core-seconds used from t0 to t1 (unix milliseconds): the integral of `cpu_at`.
+
+        Integers on a millisecond grid keep the counters exact: an annotated 250m over 500 ms is
+        125000000 ns, so metrics-server's rate comes out as 250m, not 250000001n."""
+        if t1_ms <= t0_ms:
+            return 0
+        steady = self.cpu * (t1_ms - t0_ms) * 1_000_000
         if self.exact:
-            return self.cpu * (t1 - t0)
+            return round(steady)
         omega = 2 * math.pi / CPU_PERIOD
-        swing = math.cos(omega * t0 + self.phase) - math.cos(omega * t1 + self.phase)
-        return self.cpu * ((t1 - t0) + WOBBLE * swing / omega)
+        swing = math.cos(omega * t0_ms / 1000 + self.phase) - math.cos(omega * t1_ms / 1000 + self.phase)
+        return round(steady + self.cpu * WOBBLE * swing / omega * 1e9)
 
     def memory_at(self, t: float) -> int:
         if self.exact:
@@ -136,20 +140,32 @@ class ContainerSample:
     pod: str
     name: str
     started: float  # unix seconds; the counter was 0 then
-    cpu_seconds: float  # cumulative core-seconds since `started`
+    cpu_total: int  # cumulative nano core-seconds since `started`
     cpu_cores: float  # the rate right now
     memory: int  # working set, bytes
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.cpu_total / 1e9
 
 
 @dataclass(frozen=True)
 class NodeSample:
-    time: float
+    time_ms: int  # unix milliseconds: the samples' timestamp
     started: float
-    cpu_seconds: float
+    cpu_total: int
     cpu_cores: float
     memory: int
     memory_capacity: int
     containers: tuple[ContainerSample, ...]
+
+    @property
+    def time(self) -> float:
+        return self.time_ms / 1000
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.cpu_total / 1e9
 
     def pods(self) -> dict[tuple[str, str], list[ContainerSample]]:
         by_pod: dict[tuple[str, str], list[ContainerSample]] = {}
@@ -160,10 +176,11 @@ class NodeSample:
 
 @dataclass
 class _Counter:
-    """One container run's CPU counter: its value at `at`, and the demand it grows with since."""
+    """One container run's CPU counter (nano core-seconds): its value at `at` (unix ms), and the
+    demand it grows with since."""
 
-    at: float
-    value: float
+    at: int
+    value: int
     demand: Demand
 
 
@@ -194,17 +211,18 @@ class Meter:
 
     clock: Any = time.time
     _counters: dict[tuple[str, str, float], _Counter] = field(default_factory=dict)
-    _node_at: float | None = None
-    _node_value: float = 0.0
+    _node_at: int | None = None
+    _node_value: int = 0
 
     def sample(self, view: NodeView) -> NodeSample:
-        now = float(self.clock())
+        now_ms = round(float(self.clock()) * 1000)
+        now = now_ms / 1000
         node = view.node()
         status = node.get("status") or {}
         node_started = _stamp((node.get("metadata") or {}).get("creationTimestamp")) or now
         containers: list[ContainerSample] = []
         seen: set[tuple[str, str, float]] = set()
-        grown = 0.0
+        grown = 0
         for pod in view.pods():
             obj = pod.object()
             specs, started = _specs(obj), _started(obj)
@@ -216,10 +234,10 @@ class Meter:
                 want = demand(obj, specs[name])
                 counter = self._counters.get(key)
                 if counter is None:
-                    counter = self._counters[key] = _Counter(since, 0.0, want)
+                    counter = self._counters[key] = _Counter(round(since * 1000), 0, want)
                 before = counter.value
-                counter.value += counter.demand.cpu_between(counter.at, now)
-                counter.at, counter.demand = now, want  # a changed annotation counts from now on
+                counter.value += counter.demand.cpu_between(counter.at, now_ms)
+                counter.at, counter.demand = now_ms, want  # a changed annotation counts from now on
                 grown += counter.value - before
                 seen.add(key)
                 containers.append(ContainerSample(pod.namespace, pod.name, name, since, counter.value,
@@ -229,11 +247,11 @@ class Meter:
         system = Demand(SYSTEM_CPU, SYSTEM_MEMORY, phase=_phase(view.name))
         if self._node_at is None:
             # The first look: the system has run since the node registered.
-            self._node_at = min(node_started, now)
-        self._node_value += grown + system.cpu_between(self._node_at, now)
-        self._node_at = now
+            self._node_at = round(min(node_started, now) * 1000)
+        self._node_value += grown + system.cpu_between(self._node_at, now_ms)
+        self._node_at = now_ms
         capacity = int(_amount(status.get("capacity"), "memory") or 0)
         memory = system.memory_at(now) + sum(c.memory for c in containers)
-        return NodeSample(now, node_started, self._node_value,
+        return NodeSample(now_ms, node_started, self._node_value,
                           system.cpu_at(now) + sum(c.cpu_cores for c in containers),
                           min(memory, capacity) if capacity else memory, capacity, tuple(containers))

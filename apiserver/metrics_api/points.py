@@ -18,8 +18,9 @@ PodKey = tuple[str, str]  # (namespace, name)
 
 @dataclass(frozen=True)
 class Point:
-    start: float  # unix seconds; 0 when unknown (nodes)
-    timestamp: float
+    # Times in unix milliseconds, as the samples carry them: integers keep the window exact.
+    start: int  # 0 when unknown (nodes)
+    timestamp: int
     cpu: int  # cumulative nano core-seconds
     memory: int  # working set bytes
 
@@ -34,7 +35,7 @@ class Batch:
 
 @dataclass(frozen=True)
 class Usage:
-    timestamp: float
+    timestamp: float  # unix seconds
     window: float  # seconds
     cpu: int  # nano cores
     memory: int  # bytes
@@ -43,8 +44,9 @@ class Usage:
 def usage(last: Point, prev: Point) -> Usage | None:
     if last.start < prev.start or last.cpu < prev.cpu or last.timestamp <= prev.timestamp:
         return None
-    window = last.timestamp - prev.timestamp
-    return Usage(last.timestamp, window, int((last.cpu - prev.cpu) / window), last.memory)
+    window_ms = last.timestamp - prev.timestamp
+    # metrics-server truncates the rate to whole nano cores.
+    return Usage(last.timestamp / 1000, window_ms / 1000, (last.cpu - prev.cpu) * 1000 // window_ms, last.memory)
 
 
 def _newer(new: Point, last: Point | None, prev: Point | None) -> Point | None:
@@ -106,7 +108,7 @@ class Points:
     def node_window(self, node: str) -> float | None:
         """How far apart the node's two points are; None until it has two."""
         last, prev = self._node_last.get(node), self._node_prev.get(node)
-        return None if last is None or prev is None else last.timestamp - prev.timestamp
+        return None if last is None or prev is None else (last.timestamp - prev.timestamp) / 1000
 
     def node(self, node: str) -> Usage | None:
         last, prev = self._node_last.get(node), self._node_prev.get(node)

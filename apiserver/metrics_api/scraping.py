@@ -35,8 +35,8 @@ def _labels(text: str | None) -> dict[str, str]:
 
 
 def decode(text: str, scraped_at: float) -> Batch:
-    node = {"start": 0.0, "timestamp": 0.0, "cpu": 0, "memory": 0}
-    containers: dict[PodKey, dict[str, dict[str, float]]] = {}
+    node = {"start": 0, "timestamp": 0, "cpu": 0, "memory": 0}
+    containers: dict[PodKey, dict[str, dict[str, int]]] = {}
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
@@ -48,26 +48,27 @@ def decode(text: str, scraped_at: float) -> Batch:
             value = float(raw_value)
         except ValueError:
             raise ScrapeError(f"failed parsing metrics: bad value {raw_value!r}") from None
-        stamp = int(raw_stamp) / 1000 if raw_stamp else scraped_at
+        stamp = int(raw_stamp) if raw_stamp else round(scraped_at * 1000)
         if name == "node_cpu_usage_seconds_total":
-            node["cpu"], node["timestamp"] = int(value * 1e9), stamp
+            node["cpu"], node["timestamp"] = round(value * 1e9), stamp
         elif name == "node_memory_working_set_bytes":
             node["memory"], node["timestamp"] = int(value), stamp
         elif name in ("container_cpu_usage_seconds_total", "container_memory_working_set_bytes",
                       "container_start_time_seconds"):
             labels = _labels(raw_labels)
             entry = containers.setdefault((labels.get("namespace", ""), labels.get("pod", "")), {}).setdefault(
-                labels.get("container", ""), {"start": 0.0, "timestamp": 0.0, "cpu": 0, "memory": 0})
+                labels.get("container", ""), {"start": 0, "timestamp": 0, "cpu": 0, "memory": 0})
             if name == "container_start_time_seconds":
-                entry["start"] = value  # its timestamp is the start, not the measurement
+                entry["start"] = round(value * 1000)  # its timestamp is the start, not the measurement
             elif name == "container_cpu_usage_seconds_total":
-                entry["cpu"], entry["timestamp"] = int(value * 1e9), stamp
+                # Rounded, where metrics-server truncates: 0.125 s must not become 124999999 ns.
+                entry["cpu"], entry["timestamp"] = round(value * 1e9), stamp
             else:
                 entry["memory"], entry["timestamp"] = int(value), stamp
     complete = node["timestamp"] and node["cpu"] and node["memory"]
-    batch = Batch(Point(0.0, node["timestamp"], int(node["cpu"]), int(node["memory"])) if complete else None)
+    batch = Batch(Point(0, node["timestamp"], node["cpu"], node["memory"]) if complete else None)
     for key, by_name in containers.items():
-        points = {c: Point(e["start"], e["timestamp"], int(e["cpu"]), int(e["memory"])) for c, e in by_name.items()
+        points = {c: Point(e["start"], e["timestamp"], e["cpu"], e["memory"]) for c, e in by_name.items()
                   if e["timestamp"]}
         # As metrics-server: one container without a counter or a working set drops its pod.
         if points and all(p.cpu and p.memory for p in points.values()):

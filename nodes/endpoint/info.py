@@ -88,8 +88,8 @@ def machine_info(view: NodeView) -> dict[str, Any]:
     }
 
 
-def _cpu(at: str, cores: float, counter: float) -> dict[str, Any]:
-    return {"time": at, "usageNanoCores": int(cores * 1e9), "usageCoreNanoSeconds": int(counter * 1e9)}
+def _cpu(at: str, cores: float, counter: int) -> dict[str, Any]:
+    return {"time": at, "usageNanoCores": int(cores * 1e9), "usageCoreNanoSeconds": counter}
 
 
 def _memory(at: str, working_set: int, available: int | None = None) -> dict[str, Any]:
@@ -110,12 +110,12 @@ def summary(view: NodeView, sample: usage.NodeSample) -> dict[str, Any]:
         start = (pod.object().get("status") or {}).get("startTime") or at
         pods.append({"podRef": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}, "startTime": start,
                      "containers": [{"name": c.name, "startTime": _rfc3339(_at(c.started)),
-                                     "cpu": _cpu(at, c.cpu_cores, c.cpu_seconds), "memory": _memory(at, c.memory)}
+                                     "cpu": _cpu(at, c.cpu_cores, c.cpu_total), "memory": _memory(at, c.memory)}
                                     for c in containers],
-                     "cpu": _cpu(at, sum(c.cpu_cores for c in containers), sum(c.cpu_seconds for c in containers)),
+                     "cpu": _cpu(at, sum(c.cpu_cores for c in containers), sum(c.cpu_total for c in containers)),
                      "memory": _memory(at, sum(c.memory for c in containers))})
     return {"node": {"nodeName": view.name, "systemContainers": [], "startTime": _rfc3339(_at(sample.started)),
-                     "cpu": _cpu(at, sample.cpu_cores, sample.cpu_seconds),
+                     "cpu": _cpu(at, sample.cpu_cores, sample.cpu_total),
                      "memory": _memory(at, sample.memory, sample.memory_capacity)},
             "pods": pods}
 

@@ -34,7 +34,7 @@ def _escape(value: str) -> str:
 
 
 def render(sample: NodeSample, *, scrape_error: bool = False) -> str:
-    stamp = str(int(sample.time * 1000))
+    stamp = str(sample.time_ms)
     families: dict[str, list[tuple[dict[str, str], float]]] = {name: [] for name in _HELP}
     for (namespace, pod), containers in sorted(sample.pods().items()):
         for c in sorted(containers, key=lambda c: c.name):
@@ -43,7 +43,7 @@ def render(sample: NodeSample, *, scrape_error: bool = False) -> str:
             families["container_memory_working_set_bytes"].append((labels, c.memory))
             families["container_start_time_seconds"].append((labels, c.started))
         pod_labels = {"namespace": namespace, "pod": pod}
-        families["pod_cpu_usage_seconds_total"].append((pod_labels, sum(c.cpu_seconds for c in containers)))
+        families["pod_cpu_usage_seconds_total"].append((pod_labels, sum(c.cpu_total for c in containers) / 1e9))
         families["pod_memory_working_set_bytes"].append((pod_labels, sum(c.memory for c in containers)))
     families["node_cpu_usage_seconds_total"].append(({}, sample.cpu_seconds))
     families["node_memory_working_set_bytes"].append(({}, sample.memory))

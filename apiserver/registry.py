@@ -142,10 +142,6 @@ class Registry:
             decisions.append(decision)
             if info is not None:
                 reg.add(info)
-        # metrics.k8s.io is an aggregated API upstream (metrics-server); haru serves it itself.
-        from apiserver.metrics_api import resources as metrics_resources  # imports this module
-        for info in metrics_resources.rows():
-            reg.add(info)
         reg.decisions = tuple(decisions)
         return reg
 

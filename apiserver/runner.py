@@ -19,6 +19,7 @@ from apiserver import bootstrap as bootstrap_module, health, label_index, regist
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
+from apiserver.metrics_api import resources as metrics_resources
 from storage import Store
 
 
@@ -52,6 +53,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     gates = FeatureGates.parse(feature_gates)
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
+    metrics_resources.register(server.registry)  # metrics-server's aggregated API, served here
     server.label_index = label_index.LabelIndex(store)
     server.label_index.start()  # built from LMDB now, then follows every commit
     # The admission chain, manifest policies (KEP-5793) loaded before the first request is served.

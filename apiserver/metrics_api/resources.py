@@ -4,7 +4,8 @@ metrics-server serves `nodes` (NodeMetrics, cluster-scoped) and `pods` (PodMetri
 verbs get and list only, with an empty singular name, no short names or categories, and no
 storage version hash (nothing is stored). The rows carry their own schemas (the types' OpenAPI
 shape, for `/openapi/v2|v3`), as a CRD row does, since kubernetes-validate has none for them.
-`registry.Registry.builtin` adds these rows after the built-in table.
+`runner.start` adds them to the served registry (`register`), beside the built-in table's rows,
+as the aggregator adds an APIService's group to the server's discovery.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver import registry
+from apiserver.crds.definition import OBJECT_META_REF
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"
@@ -22,7 +24,7 @@ _USAGE = {"type": "object", "description": "The memory and cpu usage.", "additio
 
 def _schema(description: str, fields: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "description": description, "required": required, "properties": {
-        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": OBJECT_META_REF,
         "timestamp": {"type": "string", "format": "date-time",
                       "description": "The following fields define time interval from which metrics were collected "
                                      "from the interval [Timestamp-Window, Timestamp]."},
@@ -46,3 +48,8 @@ def rows() -> list[registry.ResourceInfo]:
                                      namespaced=namespaced, verbs=("get", "list"), schema=schema, stored=False,
                                      builtin=False)
     return [row("nodes", "NodeMetrics", False, NODE_SCHEMA), row("pods", "PodMetrics", True, POD_SCHEMA)]
+
+
+def register(reg: registry.Registry) -> None:
+    for info in rows():
+        reg.add(info)

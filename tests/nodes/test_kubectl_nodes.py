@@ -128,6 +128,12 @@ def test_a_pod_that_does_not_fit_is_rejected_as_the_kubelet_does(haru: Cluster) 
                                  "used: 0, capacity: 16000")
     haru.kubectl("apply", "-f", "-", input=_pod("picky", "cpu-0", nodeSelector={"topology.kubernetes.io/rack": "rack-2"}))
     _wait(haru, "picky", "jsonpath={.status.reason}=NodeAffinity")
+    assert _get(haru, "picky")["status"]["message"] == \
+        "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+    # A label added a moment ago counts: the kubelet reads its Node again before rejecting on affinity.
+    haru.kubectl("label", "node", "cpu-0", "team=ml")
+    haru.kubectl("apply", "-f", "-", input=_pod("welcome", "cpu-0", nodeSelector={"team": "ml"}))
+    _wait(haru, "welcome", "condition=Ready")
 
 
 def test_deleting_a_running_pod_removes_it_after_its_scaled_grace(haru: Cluster) -> None:

@@ -79,7 +79,7 @@ def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: F
     off = sorted(n for n, spec in KNOWN.items() if not gates.enabled(n) and spec.upstream_default)
     for label, names in (("on here, off upstream", on), ("off here, on upstream", off)):
         if names:
-            wrapped = textwrap.wrap(", ".join(names), width=96)
-            lines.append(f"  gates {label}: {wrapped[0]}")
-            lines.extend(f"    {more}" for more in wrapped[1:])
+            wrapped = textwrap.wrap(", ".join(names), width=96, initial_indent=f"  gates {label}: ",
+                                    subsequent_indent="    ")
+            lines.extend(wrapped)
     return "\n".join(lines)

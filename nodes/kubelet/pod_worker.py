@@ -3,8 +3,8 @@
 Order, as the kubelet's pod worker and runtime manager run it:
 1. Status Pending (ContainerCreating, PodReadyToStartContainers False), hostIP and startTime.
 2. The sandbox: the user-namespace block (hostUsers false; out of blocks: a FailedCreatePodSandBox
-   event and a retry, as the runtime's error), then a pod IP from the podCIDR; the pod's claims
-   are read.
+   event and a retry, as the runtime's error), then a pod IP from the podCIDR; then the pod's claims
+   must exist and be reserved for it (else FailedPrepareDynamicResources, and a retry).
 3. Init containers one by one (a sidecar, `restartPolicy: Always`, only has to start), then every
    regular container.
 Each container runs its behaviour steps (`runtime/behaviour.py`). Then restartPolicy and the
@@ -201,19 +201,47 @@ class PodWorker:
         self._dirty.set()
 
     async def _prepare_claims(self) -> None:
-        """Read the pod's ResourceClaims, as the kubelet's DRA manager does before starting containers."""
+        """Fetch the pod's ResourceClaims before any container starts, as the kubelet's DRA manager does.
+
+        A claim that is missing, not allocated, or not reserved for this pod holds the pod in
+        ContainerCreating with a FailedPrepareDynamicResources event, and is tried again.
+        """
+        while True:
+            problem = await self._claims_problem()
+            if problem is None:
+                return
+            await events.record(self.kubelet.client, self.kubelet.name, self.pod, "Warning",
+                                "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {problem}")
+            await asyncio.sleep(max(self.kubelet.settings.sandbox_retry, 1.0))
+            try:
+                self.pod = await self.kubelet.client.get(PODS, self.record.name, self.record.namespace)
+            except errors.APIError as exc:
+                log.info("pod %s: %s", self.key, exc)
+
+    async def _claims_problem(self) -> str | None:
         spec = self.pod.get("spec") or {}
         statuses = {s.get("name"): s.get("resourceClaimName")
                     for s in (self.pod.get("status") or {}).get("resourceClaimStatuses") or []}
+        meta = self.pod["metadata"]
         for entry in spec.get("resourceClaims") or []:
             claim_name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
             if not claim_name:
+                if entry.get("resourceClaimTemplateName"):
+                    return f"claim for pod claim {entry['name']} has not been created yet"
                 continue
             try:
-                self.claims[entry["name"]] = await self.kubelet.client.get(RESOURCECLAIMS, claim_name,
-                                                                           self.record.namespace)
+                claim = await self.kubelet.client.get(RESOURCECLAIMS, claim_name, self.record.namespace)
             except errors.APIError as exc:
-                log.info("pod %s: claim %s: %s", self.key, claim_name, exc)
+                return (f"fetch ResourceClaim {claim_name} referenced by pod {meta.get('namespace')}/{meta['name']}: "
+                        f"{exc.message}")
+            reserved = {r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or []}
+            if self.uid not in reserved:
+                return (f"pod {meta['name']}({self.uid}) is not allowed to use ResourceClaim "
+                        f"{claim_name}({claim['metadata'].get('uid')})")
+            if not (claim.get("status") or {}).get("allocation"):
+                return f"ResourceClaim {claim_name} is not allocated"
+            self.claims[entry["name"]] = claim
+        return None
 
     # -- one container -----------------------------------------------------------------------
 

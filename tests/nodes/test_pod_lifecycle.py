@@ -244,3 +244,34 @@ async def test_a_missing_configmap_holds_the_container_in_create_container_confi
         await client.patch(CONFIGMAPS, "settings", {"data": {"mode": "fast"}}, "default")
         await _until(client, "p", lambda p: p["status"]["phase"] == "Running")
         assert hosted.view.pod("default", "p").container("c").env["MODE"] == "fast"
+
+
+async def test_a_claim_not_reserved_for_the_pod_holds_it_in_container_creating(api, tmp_path) -> None:
+    from client.resources import RESOURCECLAIMS
+
+    async with _nodes(api, tmp_path) as (client, hosted):
+        claim = await client.create(RESOURCECLAIMS, {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+            "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
+            "default")
+        pod = await client.create(PODS, _pod("p", _c("c", resources={"claims": [{"name": "gpu"}]}),
+                                             resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu"}]))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while True:
+            listed = await client.list(EVENTS, "default", field_selector="involvedObject.name=p")
+            messages = [e["message"] for e in listed["items"] if e["reason"] == "FailedPrepareDynamicResources"]
+            if messages:
+                break
+            assert loop.time() < deadline
+            await asyncio.sleep(0.05)
+        assert messages[0] == (f"Failed to prepare dynamic resources: pod p({pod['metadata']['uid']}) is not allowed "
+                               f"to use ResourceClaim gpu({claim['metadata']['uid']})")
+        current = await client.get(PODS, "p", "default")
+        assert current["status"]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+        claim["status"] = {
+            "allocation": {"devices": {"results": [{"request": "g", "driver": "gpu.example.com", "pool": "n-0",
+                                                    "device": "gpu-0"}]}},
+            "reservedFor": [{"resource": "pods", "name": "p", "uid": pod["metadata"]["uid"]}]}
+        await client.update(RESOURCECLAIMS, claim, subresource="status")
+        await _until(client, "p", lambda p: p["status"]["phase"] == "Running", timeout=30)

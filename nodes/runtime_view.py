@@ -4,10 +4,11 @@ The runtime (nodes-core's `nodes/runtime/` and `nodes/kubelet/`) implements `Nod
 endpoint never writes pod state, it only reads it and hands commands and streams to the runtime:
 - `NodeView`: the Node object it registered, its KubeletConfiguration, the pods bound to it, and
   its log files (`/logs/`);
-- `PodView`: the Pod object as last written (status included) and its containers by name;
+- `PodView`: the Pod object as last written (status included), its containers by name, and what
+  listens on a port in it (`connect`, for port-forward);
 - `ContainerView`: the log lines `(time, stream, text)` of the current and the previous run,
   the environment, whether it runs, a way to run a command in it (the simulated shell, `exec`),
-  its main process's stdin/stdout (`attach`), its usage, and what listens on a port (`connect`).
+  its main process's stdin/stdout (`attach`) and its usage (`/stats/summary`).
 `Streams` is the one concrete class here: the endpoint builds it from a WebSocket and the runtime
 reads stdin from it and writes stdout/stderr into it.
 """
@@ -111,7 +112,9 @@ class ContainerView(Protocol):
 
     def running(self) -> bool: ...
 
-    def env(self) -> dict[str, str]: ...
+    def env(self) -> dict[str, str]:
+        """The environment its processes see (device variables included): what the shell's `env` prints."""
+        ...
 
     def logs(self, previous: bool = False) -> Sequence[LogLine]:
         """Every line a run printed, in order.

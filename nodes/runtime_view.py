@@ -1,15 +1,11 @@
-"""What the kubelet endpoint (`server.py`) reads from a hollow kubelet's runtime: a read-only view.
+"""What the kubelet endpoint (`server.py`) reads from a hollow kubelet's runtime, which implements it.
 
-The runtime (nodes-core's `nodes/runtime/` and `nodes/kubelet/`) implements `NodeView`; the
-endpoint never writes pod state, it only reads it and hands commands and streams to the runtime:
-- `NodeView`: the Node object it registered, its KubeletConfiguration, the pods bound to it, and
-  its log files (`/logs/`);
-- `PodView`: the Pod object as last written (status included) and its containers by name;
-- `ContainerView`: the log lines `(time, stream, text)` of the current and the previous run,
-  the environment, whether it runs, a way to run a command in it (the simulated shell, `exec`),
-  its main process's stdin/stdout (`attach`), its usage, and what listens on a port (`connect`).
-`Streams` is the one concrete class here: the endpoint builds it from a WebSocket and the runtime
-reads stdin from it and writes stdout/stderr into it.
+- `NodeView`: the registered Node, its KubeletConfiguration, its pods, its log files (`/logs/`);
+- `PodView`: the Pod as last written (status included), its containers, `connect(port)` (port-forward);
+- `ContainerView`: log lines `(time, stream, text)` of the latest and the previous run, env, whether
+  it runs, `exec` (the simulated shell), `attach` (the main process's stdin/stdout), usage.
+`Streams` is the one concrete class: the endpoint builds it from a WebSocket, the runtime reads stdin
+from it and writes stdout/stderr into it. The endpoint never writes pod state.
 """
 
 from __future__ import annotations
@@ -111,7 +107,9 @@ class ContainerView(Protocol):
 
     def running(self) -> bool: ...
 
-    def env(self) -> dict[str, str]: ...
+    def env(self) -> dict[str, str]:
+        """The environment its processes see (device variables included): what the shell's `env` prints."""
+        ...
 
     def logs(self, previous: bool = False) -> Sequence[LogLine]:
         """Every line a run printed, in order.

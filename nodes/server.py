@@ -1,13 +1,10 @@
 """The hollow kubelet's HTTPS endpoint: the API the real kubelet serves on its port 10250.
 
-One aiohttp application serves every hollow kubelet of the process, each on its own socket
-(`KubeletEndpoint.serve(view)`), and knows which node a request is for by the address and port it
-came in on. Paths as upstream's: `/exec|attach/{ns}/{pod}[/{uid}]/{container}`,
-`/containerLogs/{ns}/{pod}/{container}`, `/portForward/{ns}/{pod}[/{uid}]`, `/pods`, `/healthz`,
-`/metrics[/resource]`, `/configz`, `/spec`, `/stats/summary`, `/logs/`. Every request is
-authenticated and authorized first (`endpoint/auth.py`); errors are the kubelet's plain-text
-answers. The runtime is read through `runtime_view.NodeView`; started by the nodes co-process
-(nodes-core) and by tests.
+One aiohttp application serves every hollow kubelet of the process, one socket each, and finds the
+node by the (address, port) a request came in on. Upstream's paths: `/exec|attach/…`,
+`/containerLogs/…`, `/portForward/…`, `/pods`, `/healthz`, `/metrics[/resource]`, `/configz`, `/spec`,
+`/stats/summary`, `/logs/`; each request authenticated and authorized first (`endpoint/auth.py`),
+errors in the kubelet's plain text. Reads `runtime_view.NodeView`; started by `python -m nodes`.
 """
 
 from __future__ import annotations

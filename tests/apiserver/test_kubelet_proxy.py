@@ -220,3 +220,30 @@ async def test_node_proxy_reaches_the_kubelets_own_endpoints(api: Any, kubelet: 
     core = _core(api)
     raw = await asyncio.to_thread(core.connect_get_node_proxy_with_path, "node-a", "healthz", _preload_content=False)
     assert (raw.status, raw.data) == (200, b"ok")
+
+
+async def test_the_python_client_forwards_several_ports_and_hears_the_refused_one(api: Any, kubelet: Kubelet) -> None:
+    # The shape of the upstream Python-client e2e (test_portforward_raw): two served ports, one not.
+    pod = kubelet.node.add("web", ["c"])
+    pod.listening.update({1234, 1235})
+    await make_pod(api, "web", ["c"])
+    core = _core(api)
+
+    def run() -> tuple[bytes, bytes, bytes, str | None, bool]:
+        forward = portforward(core.connect_get_namespaced_pod_portforward, "web", "default", ports="1234,1235,1236")
+        socks = {port: forward.socket(port) for port in (1234, 1235, 1236)}
+        for sock in socks.values():
+            sock.setblocking(True)
+            sock.settimeout(10)
+        socks[1234].sendall(b"one")
+        socks[1235].sendall(b"two")
+        replies = socks[1234].recv(1024), socks[1235].recv(1024), socks[1236].recv(1024)
+        error = forward.error(1236)
+        for sock in socks.values():
+            sock.close()
+        return (*replies, error, forward.error(1234) is None and forward.error(1235) is None)
+
+    one, two, refused, error, clean = await asyncio.to_thread(run)
+    assert (one, two, refused, clean) == (b"ONE", b"TWO", b"", True)
+    assert error == ("error forwarding port 1236 to pod web, uid uid-web: failed to connect to localhost:1236 "
+                     "inside namespace of pod web: connection refused")

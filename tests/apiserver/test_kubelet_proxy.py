@@ -200,7 +200,7 @@ async def test_no_host_no_node_and_no_kubelet_are_kubes_errors(api: Any, kubelet
 
 
 async def test_node_proxy_reaches_the_kubelets_own_endpoints(api: Any, kubelet: Kubelet) -> None:
-    kubelet.node.add("web", ["c"])
+    kubelet.node.add("web", ["c"]).annotations = {"usage.haru.dev/c": "cpu=250m,memory=64Mi"}  # nodes/usage.py
 
     status, body, _ = await api.request("GET", "/api/v1/nodes/node-a/proxy/healthz")
     assert (status, body) == (200, "ok")

@@ -1,14 +1,10 @@
 """Simulated resource usage of a hollow kubelet's containers, pods and node (what cAdvisor measures).
 
-A running container uses what it requests: CPU and memory follow `resources.requests` (a
-container without requests idles at 1m and 4Mi), with a slow deterministic wobble of ±5% so
-`kubectl top` looks alive, and never above `resources.limits`. The annotation
-`usage.haru.dev/<container>: "cpu=250m,memory=64Mi"` (either part alone works) sets a container's
-usage exactly, no wobble; CPU is still capped at the limit, as the CFS quota throttles it. A node
-uses the sum of its running containers plus a system overhead (100m, 400Mi, wobbling too).
-`Meter.sample(view)` keeps the cumulative CPU counters monotonic, also across annotation changes
-and deleted pods; `endpoint/resource_metrics.py` (`/metrics/resource`) and `endpoint/info.py`
-(`/stats/summary`) render its `NodeSample`s, one `Meter` per kubelet endpoint (`server.py`).
+A running container uses its `resources.requests` (1m and 4Mi without), wobbling ±5% and never
+above its limits; `usage.haru.dev/<container>: "cpu=250m,memory=64Mi"` (either part alone) sets it
+exactly, CPU still capped at the limit as CFS throttles it. A node uses its running containers plus
+a system overhead (100m, 400Mi). `Meter.sample(view)` keeps exact, ever-growing CPU counters; one
+`Meter` per kubelet (`server.py`), rendered by `endpoint/resource_metrics.py` and `endpoint/info.py`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""When to scrape: on demand, at most every few seconds, never holding a request for long.
+"""When to scrape: on demand, at most every `TTL` seconds, never holding a request for long.
 
-A request for metrics calls `fresh(server)`. If the last round finished less than `TTL` ago the
-stored points answer as they are (the brief cache). Otherwise one round starts (single flight:
-concurrent requests share it) and scrapes every Ready node's kubelet at once, at most `PARALLEL`
-at a time, each within `SCRAPE_TIMEOUT`. A node whose two points are missing or further apart
-than `MAX_WINDOW` is scraped again `GAP` later, so the window stays close to the scrape interval,
-as metrics-server's does. The request waits at most `REQUEST_WAIT` for the round and then answers
-from what is stored: a slow node keeps its older points. One `Collector` per server (`extra`).
+`fresh(server)` starts one round (shared by concurrent requests) when the last ended over `TTL`
+ago: every Ready node's kubelet at once (`PARALLEL` at a time, `SCRAPE_TIMEOUT` each), and again
+`GAP` later for a node whose two points are missing or over `MAX_WINDOW` apart, so windows stay near
+the scrape interval. A request waits at most `REQUEST_WAIT`, then answers from what is stored: a
+slow node keeps its older points. One `Collector` per server (`of(server)`, in `Server.extra`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The last two metric points of every node and container, and usage as a rate over their window.
 
-metrics-server's storage rules, per node: a new point moves the stored one to `prev` when it is
-newer; a container keeps its `prev` only while it has not restarted (its start time is before
-the stored point). CPU usage is (cumulative now - cumulative then) / window, memory is the
-latest working set; a counter that went down or a start time that went back yields nothing.
-One difference: a container with no usable earlier point counts from its own start (a zero
-counter at `start`), at any age: a hollow kubelet's counters are exact from the first nanosecond,
-where metrics-server waits 10 s for cAdvisor's. `collector.py` stores batches; `serving.py` reads.
+metrics-server's storage rules: a newer point moves the stored one to `prev`; a container keeps
+`prev` only while it has not restarted; CPU is (counter now - counter then) / window, memory the
+latest working set; a counter that went down yields nothing. One difference: a container with no
+usable earlier point counts from its own start (a zero counter then), at any age, since a hollow
+kubelet's counters are exact from the start (metrics-server waits 10 s for cAdvisor's).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The registry rows of metrics.k8s.io/v1beta1, as the aggregator shows metrics-server's group.
 
-metrics-server serves `nodes` (NodeMetrics, cluster-scoped) and `pods` (PodMetrics, namespaced),
-verbs get and list only, with an empty singular name, no short names or categories, and no
-storage version hash (nothing is stored). The rows carry their own schemas (the types' OpenAPI
-shape, for `/openapi/v2|v3`), as a CRD row does, since kubernetes-validate has none for them.
-`runner.start` adds them to the served registry (`register`), beside the built-in table's rows,
-as the aggregator adds an APIService's group to the server's discovery.
+`nodes` (NodeMetrics, cluster-scoped) and `pods` (PodMetrics, namespaced): get and list only, an
+empty singular name, nothing stored (so no storage version hash). They carry the types' schemas,
+as a CRD row does, for `/openapi/v2|v3`. `runner.start` adds them to the served registry
+(`register`), as the aggregator adds an APIService's group to discovery.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """One kubelet's `/metrics/resource`, fetched and decoded into a `points.Batch`, as metrics-server does.
 
-Fetch: HTTPS to the node's kubelet (`subresources/kubelet.kubelet_of`: InternalIP first and
-`daemonEndpoints.kubeletEndpoint.Port`) without verifying its certificate, with the API server's
-own credential, within a timeout. Decode (metrics-server's `decodeBatch`): the node_ and container_
-cpu/memory families and container_start_time_seconds; a sample's own millisecond timestamp wins
-over the scrape time; a node or pod with a zero counter or working set is incomplete and dropped.
-Called by `collector.py`.
+Fetch over HTTPS (the node's address and port as `subresources/kubelet.kubelet_of` finds them),
+unverified, with the API server's own token, within a timeout. Decode as `decodeBatch`: the
+node_/container_ cpu and memory families and container_start_time_seconds, each sample at its own
+millisecond timestamp; a node or pod missing a counter or a working set is dropped. For `collector.py`.
 """
 
 from __future__ import annotations

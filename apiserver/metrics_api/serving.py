@@ -1,12 +1,9 @@
-"""GET and LIST of NodeMetrics and PodMetrics, built from the stored points as metrics-server does.
+"""GET and LIST of NodeMetrics and PodMetrics from the stored points, as metrics-server answers them.
 
-The objects listed are the Nodes and Pods in the store that match the label and field selectors
-(and the namespace); each gets an item when its points give a usage, sorted by name (pods by
-namespace, then name). An item's metadata is the object's name, namespace and labels with
-`creationTimestamp` now; `timestamp` and `window` are the points'; cpu is nano cores and memory
-bytes as canonical quantities. GET of a missing object answers the lister's 404 (`node "x" not
-found`, `pods "x" not found`), of an object without metrics metrics-server's (`nodemetrics.
-metrics.k8s.io "x" not found`, `podmetrics.metrics.k8s.io "ns/x" not found`). Tables have
+The Nodes and Pods in the store that match the selectors (and namespace) each get an item when
+their points give a usage, sorted by (namespace,) name; metadata is their name, namespace and
+labels with `creationTimestamp` now. A missing object is the lister's 404 (`node "x" not found`),
+one without metrics metrics-server's (`podmetrics.metrics.k8s.io "ns/x" not found`). Tables have
 metrics-server's columns (Name, cpu, memory, Window). Called by `app.py`.
 """
 

@@ -1,11 +1,10 @@
 """`/metrics/resource`: the kubelet's resource metrics in Prometheus text, what metrics-server scrapes.
 
-The families and labels are the kubelet's (`resource_metrics.go`): node_cpu_usage_seconds_total,
-node_memory_working_set_bytes, container_cpu_usage_seconds_total, container_memory_working_set_bytes,
-container_start_time_seconds ({container, namespace, pod}), pod_cpu_usage_seconds_total,
-pod_memory_working_set_bytes ({namespace, pod}), resource_scrape_error and its deprecated name
-scrape_error. Samples carry their timestamp in milliseconds, families come sorted by name and
-values print as Go's `FormatFloat(v, 'g', -1)` (`info.sample_value`). Rendered from a `usage.NodeSample` by `server.py`.
+The kubelet's families and labels: node_cpu_usage_seconds_total, node_memory_working_set_bytes,
+container_{cpu_usage_seconds_total,memory_working_set_bytes,start_time_seconds} {container,
+namespace, pod}, pod_{cpu_usage_seconds_total,memory_working_set_bytes} {namespace, pod},
+resource_scrape_error and the deprecated scrape_error; millisecond timestamps, families by name,
+values as Go's `FormatFloat(v, 'g', -1)` (`info.sample_value`). Renders a `usage.NodeSample`.
 """
 
 from __future__ import annotations

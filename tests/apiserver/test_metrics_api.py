@@ -181,3 +181,31 @@ async def test_discovery_and_tables_are_metrics_servers(cluster: Any) -> None:
                                                            [out.splitlines()[1].split()[0], "1", "1Gi",
                                                             out.splitlines()[1].split()[3]]]
     assert out.splitlines()[1].split()[0] == "db"
+
+
+async def test_a_silent_kubelet_does_not_hold_the_answer_and_a_not_ready_node_is_not_scraped(cluster: Any) -> None:
+    api, kubelet, kubectl = cluster
+    held: list[asyncio.StreamWriter] = []
+
+    async def never_answer(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)  # accepts the connection, then says nothing
+
+    silent = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    try:
+        await ready_node(api, "node-slow", silent.sockets[0].getsockname()[1])
+        await ready_node(api, "node-down", kubelet.port)
+        patch = {"status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]}}
+        await api.request("PATCH", "/api/v1/nodes/node-down/status", data=json.dumps(patch),
+                          headers={"Content-Type": "application/merge-patch+json"})
+
+        for _ in range(60):
+            status, body, _ = await api.request("GET", f"{METRICS}/nodes")
+            if body["items"]:
+                break
+        assert [n["metadata"]["name"] for n in body["items"]] == ["node-a"]
+        assert held  # node-slow was asked
+    finally:
+        for writer in held:
+            writer.close()
+        silent.close()
+        await silent.wait_closed()

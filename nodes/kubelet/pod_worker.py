@@ -140,11 +140,18 @@ class PodWorker:
                 await self._recover_env()
             life = asyncio.create_task(self._lifecycle(), name=f"lifecycle {self.key}")
             deletion = asyncio.create_task(self._deleting.wait())
-            await asyncio.wait({life, deletion}, return_when=asyncio.FIRST_COMPLETED)
+            deadline = asyncio.create_task(self._active_deadline())
+            await asyncio.wait({life, deletion, deadline}, return_when=asyncio.FIRST_COMPLETED)
+            deadline.cancel()
             if not deletion.done():
-                # Everything that was going to run has run: the pod is terminal; stop its sidecars.
-                if life.exception() is not None:
+                if not life.done():  # activeDeadlineSeconds ran out: the kubelet fails the pod
+                    life.cancel()
+                    await asyncio.gather(life, return_exceptions=True)
+                    self.state.reason = "DeadlineExceeded"
+                    self.state.message = "Pod was active on the node longer than the specified deadline"
+                elif not life.cancelled() and life.exception() is not None:
                     log.error("pod %s: lifecycle failed: %r", self.key, life.exception())
+                # Everything that was going to run has run: the pod is terminal; stop its sidecars.
                 await self._stop_containers(self._grace(default=True))
                 await self._flush()
                 await deletion
@@ -157,6 +164,14 @@ class PodWorker:
         finally:
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
+
+    async def _active_deadline(self) -> None:
+        seconds = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if seconds is None:
+            await asyncio.Event().wait()
+            return
+        started = parse_time(self.state.start_time) or _now()
+        await asyncio.sleep(max(0.0, float(seconds) - (_now() - started).total_seconds()))
 
     async def _lifecycle(self) -> None:
         if not self.state.sandbox_ready:

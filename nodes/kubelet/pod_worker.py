@@ -8,10 +8,10 @@ Order, as the kubelet's pod worker and runtime manager run it:
 3. Init containers one by one (a sidecar, `restartPolicy: Always`, only has to start), then every
    regular container.
 Each container runs its behaviour steps (`runtime/behaviour.py`). Then restartPolicy and the
-CrashLoopBackOff timing (`crash_backoff.py`) decide whether it starts again. Deletion stops the
-containers after the grace period times `grace_scale` (a container still running is killed: 137),
-writes the final status, and deletes the pod with gracePeriodSeconds=0 and the pod's uid as
-precondition. `recover()` rebuilds the state from a pod's own status after a restart. Status
+CrashLoopBackOff timing (`crash_backoff.py`) decide whether it starts again. Deletion sends
+SIGTERM (a process the table says handles it exits at once), then SIGKILL to what still runs after
+the grace period times `grace_scale` (exit code 137). Then it writes the final status and deletes
+the pod with gracePeriodSeconds=0 and the pod's uid as precondition. `recover()` rebuilds the state from a pod's own status after a restart. Status
 writes are coalesced: one writer task sends what `pod_status.render` says now, if it changed.
 """
 
@@ -329,6 +329,7 @@ class PodWorker:
         moment = c.started_at or _now()
         resumed_logs = bool(c.logs)
         for step in behaviour.plan(spec, self.pod["metadata"].get("annotations")):
+            c.on_term = step.on_term
             if step.kind == "print":
                 if not resumed_logs or moment > c.logs[-1].time:
                     c.log(step.value, moment=moment)
@@ -375,6 +376,13 @@ class PodWorker:
 
     async def _stop_containers(self, grace: float) -> None:
         self.terminating = True
+        now = _now()
+        for name, task in self._runners.items():
+            c = self.record.containers[name]
+            if not task.done() and c.state == "running" and c.on_term is not None:
+                task.cancel()  # it exits on SIGTERM: no need to wait out the grace period
+                await asyncio.gather(task, return_exceptions=True)
+                self._finish(c, c.on_term, now)
         running = [t for t in self._runners.values() if not t.done()]
         if running:
             _, pending = await asyncio.wait(running, timeout=grace)

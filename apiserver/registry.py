@@ -131,6 +131,8 @@ class Registry:
         self._by_kind: dict[tuple[str, str, str], ResourceInfo] = {}
         self.generation = 0
         self.decisions: tuple[Decision, ...] = ()
+        # Aggregated groups with an APIService priority below the CRDs' 1000 (metrics-server's 100).
+        self.low_priority_groups: set[str] = set()
 
     @classmethod
     def builtin(cls, gates: features.FeatureGates | None = None) -> Registry:
@@ -189,7 +191,8 @@ class Registry:
     def _group_key(self, group: str) -> tuple[int, str]:
         # Built-in groups keep upstream's APIService priority order; others (CRD groups) follow,
         # alphabetically, as upstream's default priority for them does.
-        return (self._group_rank.get(group, len(self._group_rank)), group)
+        rank = self._group_rank.get(group, len(self._group_rank) + (group in self.low_priority_groups))
+        return (rank, group)
 
 
 @functools.cache

@@ -49,5 +49,7 @@ def rows() -> list[registry.ResourceInfo]:
 
 
 def register(reg: registry.Registry) -> None:
+    # metrics-server's APIService has groupPriorityMinimum 100: after every CRD group (1000).
+    reg.low_priority_groups.add(GROUP)
     for info in rows():
         reg.add(info)

@@ -80,3 +80,19 @@ def test_the_decoder_reads_what_metrics_server_reads_and_drops_incomplete_pods()
                                            (3600.0, "1h0m0s"), (0.0015, "1.5ms")])
 def test_windows_print_as_go_durations(seconds: float, text: str) -> None:
     assert serving.go_duration(seconds) == text
+
+
+def test_the_metrics_group_comes_after_custom_groups_as_its_apiservice_priority_puts_it() -> None:
+    from apiserver import discovery, registry
+    from apiserver.metrics_api import resources
+
+    reg = registry.Registry.builtin()
+    resources.register(reg)
+    reg.add(registry.ResourceInfo(group="zz.example.com", version="v1", resource="widgets", kind="Widget",
+                                  singular="widget", namespaced=True, verbs=("get", "list"), builtin=False))
+
+    assert reg.groups()[-2:] == ["zz.example.com", "metrics.k8s.io"]
+    assert discovery.api_group(reg, "metrics.k8s.io") == {
+        "kind": "APIGroup", "apiVersion": "v1", "name": "metrics.k8s.io",
+        "versions": [{"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}],
+        "preferredVersion": {"groupVersion": "metrics.k8s.io/v1beta1", "version": "v1beta1"}}

@@ -19,7 +19,7 @@ from apiserver import (auth, bodies, componentstatuses, discovery, errors, healt
                        requestinfo, responses, version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
-from apiserver.subresources import pods, reviews, scale, token
+from apiserver.subresources import pods, proxy, reviews, scale, token
 
 log = logging.getLogger("haru.apiserver")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -231,6 +231,8 @@ async def _subresource(ep: Endpoint, request: web.Request, info: requestinfo.Req
     if sub is None or not info.name:
         raise errors.route_not_found()
     verb = info.verb
+    if info.subresource == "proxy":
+        return await proxy.connect(ep, request)
     if sub.connect:
         return await pods.connect(ep, request)
     if verb not in sub.verbs:

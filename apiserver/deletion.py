@@ -20,6 +20,7 @@ import msgspec
 
 from apiserver import bodies, delete_answers, errors, responses, writing
 from apiserver.context import Endpoint
+from apiserver import query_flags
 from storage import Record, errors as storage_errors
 
 _POLICIES = ("Foreground", "Background", "Orphan")
@@ -46,8 +47,8 @@ def options(body: dict[str, Any], query: Mapping[str, str]) -> DeleteOptions:
             raise errors.bad_request(f'invalid value for gracePeriodSeconds: "{grace}"') from None
     policy = query.get("propagationPolicy") or body.get("propagationPolicy")
     orphan = body.get("orphanDependents")
-    if query.get("orphanDependents") in ("true", "false"):
-        orphan = query["orphanDependents"] == "true"
+    if query_flags.flag(query, "orphanDependents") is not None:
+        orphan = query_flags.flag(query, "orphanDependents")
     if policy and orphan is not None:
         raise _invalid_options("propagationPolicy", policy,
                                "orphanDependents and deletionPropagation cannot be both set")

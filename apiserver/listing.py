@@ -90,19 +90,14 @@ def list_revision(ep: Endpoint, query: Mapping[str, str], limit: int, token: str
     """kube's resourceVersion/resourceVersionMatch rules for LIST; None means the current state."""
     rv = query.get("resourceVersion", "")
     match = query.get("resourceVersionMatch", "")
-    if match not in ("", "Exact", "NotOlderThan"):
-        raise errors.bad_request(
-            f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'
-        )
-    if match and not rv:
-        raise errors.bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")
+    causes = _list_option_errors(query, rv, match)
+    if causes:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", causes)
     if token:
         if rv and rv != "0":
             raise errors.bad_request("specifying resource version is not allowed when using continue")
         return None
     if not rv or rv == "0":
-        if match == "Exact" and rv == "0":
-            raise errors.bad_request('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
         return None
     revision = parse_revision(rv)
     current = ep.server.store.revision
@@ -111,6 +106,29 @@ def list_revision(ep: Endpoint, query: Mapping[str, str], limit: int, token: str
     if match == "Exact" or (not match and limit):
         return revision
     return None
+
+
+def _list_option_errors(query: Mapping[str, str], rv: str, match: str) -> list[dict[str, str]]:
+    """kube's ValidateListOptions for a LIST, all causes at once: the handler answers them as one
+    422 ListOptions Invalid before the storage looks at anything."""
+    def forbidden(field: str, why: str) -> dict[str, str]:
+        return errors.field_error("FieldValueForbidden", field, f"Forbidden: {why}")
+
+    causes = []
+    if match:
+        if not rv:
+            causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+        if query.get("continue"):
+            causes.append(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+        if match not in ("Exact", "NotOlderThan"):
+            causes.append(errors.field_error(
+                "FieldValueNotSupported", "resourceVersionMatch",
+                f'Unsupported value: "{match}": supported values: "Exact", "NotOlderThan", ""'))
+        if match == "Exact" and rv == "0":
+            causes.append(forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+    if "sendInitialEvents" in query:
+        causes.append(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    return causes
 
 
 def parse_revision(rv: str) -> int:

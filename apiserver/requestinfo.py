@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from apiserver import query_flags
+
 # Subresources of the namespace object itself; anything else after /namespaces/{ns}/ is a resource.
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
-_TRUE = frozenset({"true", "1"})
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def parse(method: str, path: str, query: dict[str, str] | None = None) -> Reques
     subresource = rest[2] if len(rest) > 2 else ""
     extra = tuple(rest[3:])
 
-    verb = _verb(method, bool(name), legacy_watch or query.get("watch", "").lower() in _TRUE)
+    verb = _verb(method, bool(name), legacy_watch or query_flags.enabled(query, "watch"))
     return RequestInfo(
         is_resource=True,
         verb=verb,

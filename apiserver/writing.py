@@ -77,10 +77,15 @@ def _namespace_lifecycle(ep: Endpoint, name: str) -> None:
     if ns is None:
         raise errors.not_found("namespaces", "", namespace)
     if ns.get("metadata", {}).get("deletionTimestamp") or ns.get("status", {}).get("phase") == "Terminating":
-        raise errors.forbidden(
+        err = errors.forbidden(
             ep.resource.resource, ep.resource.group, name,
             f"unable to create new content in namespace {namespace} because it is being terminated",
         )
+        # Controllers tell this refusal from others by the cause (client-go's HasStatusCause).
+        assert err.details is not None
+        err.details["causes"] = [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                  "message": f"namespace {namespace} is being terminated"}]
+        raise err
 
 
 def prune(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str]) -> list[str]:

@@ -53,6 +53,7 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False,
 PODS = Resource("", "v1", "pods", "Pod", verbs=_ALL)
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", verbs=_ALL)
 SECRETS = Resource("", "v1", "secrets", "Secret", verbs=_ALL)
+SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount", verbs=_ALL)
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", verbs=_ALL)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", verbs=_ALL)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False, verbs=_ALL)

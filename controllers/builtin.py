@@ -1,7 +1,7 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
-`controllers(client)` builds the list (namespace lifecycle, garbage collector), each with its
-keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
+`controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts),
+each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
 """
@@ -16,8 +16,9 @@ from controllers.garbage_collector import GarbageCollector
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.reconciling import Controller
+from controllers.service_accounts import ServiceAccountsController
 
-NAMES = ("namespace", "garbage-collector")
+NAMES = ("namespace", "garbage-collector", "serviceaccount")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -28,6 +29,8 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(NamespaceController(client, **settings.get("namespace", {})))
     if "garbage-collector" in only:
         built.append(GarbageCollector(client, **settings.get("garbage-collector", {})))
+    if "serviceaccount" in only:
+        built.append(ServiceAccountsController(client, **settings.get("serviceaccount", {})))
     return built
 
 

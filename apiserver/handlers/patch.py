@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import bodies, errors, writing
+from apiserver import bodies, errors, query_flags, writing
 from apiserver.context import Endpoint
 from apiserver.crds import output as crd_output
 from apiserver.handlers import update
@@ -66,7 +66,7 @@ def _apply(ep: Endpoint, media: str, patch: Any, current: dict[str, Any]) -> dic
 def _server_side_apply(ep: Endpoint, current: dict[str, Any] | None, config: dict[str, Any],
                        query: Any, subresource: str) -> dict[str, Any]:
     """Merge with field ownership (apiserver/ssa); the result carries its managedFields."""
-    return ssa_apply.apply(current, config, query["fieldManager"], force=query.get("force") == "true",
+    return ssa_apply.apply(current, config, query["fieldManager"], force=query_flags.enabled(query, "force"),
                            schema=ep.resource.schema, api_version=ep.resource.api_version,
                            subresource=subresource, track_status="status" not in ep.resource.subresources)
 
@@ -85,8 +85,9 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
         if not query.get("fieldManager"):
             raise errors.APIError(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: "
                                   "Required value: is required for apply patch")
-        if query.get("force", "") not in ("", "true", "false"):
-            raise errors.bad_request(f'invalid value for force: "{query["force"]}"')
+    elif query_flags.flag(query, "force") is not None:
+        raise errors.invalid("PatchOptions", "meta.k8s.io", "", [errors.field_error(
+            "FieldValueForbidden", "force", "Forbidden: may not be specified for non-apply patch")])
     operation = "Apply" if applying else "Update"
     dry_run = writing.dry_run(query)
     outcome = update.Outcome()

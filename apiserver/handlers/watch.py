@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import errors, listing, responses, tables
+from apiserver import errors, listing, query_flags, responses, tables
 from apiserver.context import Endpoint
 from apiserver.crds import output as crd_output
 from storage import errors as storage_errors
@@ -32,16 +32,9 @@ def _invalid(field: str, message: str) -> errors.APIError:
     return errors.invalid("ListOptions", "meta.k8s.io", "", [errors.field_error("FieldValueForbidden", field, message)])
 
 
-def _flag(query: Any, name: str) -> bool | None:
-    raw = query.get(name)
-    if raw is None or raw == "":
-        return None
-    return raw.lower() in ("true", "1")
-
-
 def _check_options(query: Any) -> tuple[bool | None, bool]:
-    send_initial = _flag(query, "sendInitialEvents")
-    bookmarks = bool(_flag(query, "allowWatchBookmarks"))
+    send_initial = query_flags.flag(query, "sendInitialEvents")
+    bookmarks = query_flags.enabled(query, "allowWatchBookmarks")
     match = query.get("resourceVersionMatch", "")
     if send_initial is not None:
         if match != "NotOlderThan":

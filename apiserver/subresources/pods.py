@@ -3,8 +3,8 @@
 `binding` sets spec.nodeName once (409 when the pod is already bound) and adds the PodScheduled
 condition, as kube's pod registry does; `/api/v1/namespaces/ns/bindings` does the same. `eviction`
 honours PodDisruptionBudgets (429 when one forbids it) and then deletes like DELETE does.
-`log`, `exec`, `attach`, `portforward` and `proxy` need the pod's node; until hollow nodes serve
-them they answer the error a real server gives for a pod that cannot be reached.
+`log`, `exec`, `attach` and `portforward` need the pod's node; until hollow nodes serve them they
+answer the error a real server gives for a pod that cannot be reached (`proxy` is `proxy.py`'s).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ async def evict(ep: Endpoint, request: web.Request) -> web.StreamResponse:
 
 
 async def connect(ep: Endpoint, request: web.Request) -> web.StreamResponse:
-    """log/exec/attach/portforward/proxy: the pod must exist and be on a node that serves it."""
+    """log/exec/attach/portforward: the pod must exist and be on a node that serves it."""
     name = ep.request_info.name
     pod = responses.decode(ep.stored(name).value)
     node = (pod.get("spec") or {}).get("nodeName")

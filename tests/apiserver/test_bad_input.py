@@ -123,7 +123,7 @@ async def test_compacted_revisions_answer_410(api: InProcess) -> None:
         ("GET", "/apis/nosuch.group/v1/things", 404, "NotFound"),
         ("PUT", CMS, 405, "MethodNotAllowed"),
         ("GET", CMS + "?continue=garbage", 400, "BadRequest"),
-        ("GET", CMS + "?resourceVersionMatch=Exact", 400, "BadRequest"),
+        ("GET", CMS + "?resourceVersionMatch=Exact", 422, "Invalid"),
         ("GET", CMS + "?labelSelector=a%20in%20(", 400, "BadRequest"),
         ("GET", CMS + "?fieldSelector=spec.nope%3Dx", 400, "BadRequest"),
         ("GET", CMS + "?watch=true&sendInitialEvents=true", 422, "Invalid"),

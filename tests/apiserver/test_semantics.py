@@ -136,6 +136,8 @@ async def test_creating_in_a_terminating_namespace_is_forbidden(api: InProcess) 
     assert status == 403 and answer["reason"] == "Forbidden"
     assert answer["message"] == ('configmaps "late" is forbidden: unable to create new content in namespace doomed '
                                  "because it is being terminated")
+    assert answer["details"]["causes"] == [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                            "message": "namespace doomed is being terminated"}]
 
 
 async def test_scale_subresource_speaks_autoscaling_v1(api: InProcess) -> None:

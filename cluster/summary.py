@@ -42,10 +42,7 @@ async def wait_nodes_ready(client: RestClient, names: list[str], timeout: float 
 
 
 def _gpu_text(shape: pools.NodeShape) -> str:
-    gpu = shape.devices.get("gpu") if isinstance(shape.devices, dict) else None
-    if not isinstance(gpu, dict) or not gpu.get("count"):
-        return "no GPUs"
-    return f"{gpu['count']}× {str(gpu.get('model', 'gpu')).upper()}"
+    return f"{shape.gpu_count}× {shape.gpu_model.upper()}" if shape.gpu_count else "no GPUs"
 
 
 def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: FeatureGates, seconds: float,
@@ -65,9 +62,8 @@ def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: F
                      f"{_gpu_text(first)}; racks {racks}; {names}")
     gpus: Counter[str] = Counter()
     for shape in shapes:
-        gpu = shape.devices.get("gpu") if isinstance(shape.devices, dict) else None
-        if isinstance(gpu, dict) and gpu.get("count"):
-            gpus[str(gpu.get("model", "gpu"))] += int(gpu["count"])
+        if shape.gpu_count:
+            gpus[shape.gpu_model] += shape.gpu_count
     if gpus:
         total = ", ".join(f"{n}× {GPU_NAMES.get(m, m)}" for m, n in gpus.items())
         driver = ("DRA driver gpu.nvidia.com" if importlib.util.find_spec("nodes.devices") is not None

@@ -33,7 +33,7 @@ MAX_NODES = 2 ** (24 - POD_NETWORK.prefixlen)
 GPU_INSTANCE = {
     "h100": ("p5.48xlarge", "192", "2048Gi"),
     "h200": ("p5en.48xlarge", "192", "2048Gi"),
-    "a100": ("p4d.24xlarge", "96", "1152Gi"),
+    "a100": ("p4de.24xlarge", "96", "1152Gi"),  # the 80 GB A100s, as devices/presets.py models them
     "l40s": ("g6e.48xlarge", "192", "1536Gi"),
 }
 CPU_INSTANCE = ("m7i.4xlarge", "16", "64Gi")

@@ -103,10 +103,17 @@ class PodWorker:
 
     # -- driven by the kubelet ---------------------------------------------------------------
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"pod {self.key}")
+    async def run(self) -> None:
+        """The worker's whole life; the kubelet runs it as a task of its task group."""
+        self._task = asyncio.current_task()
         if self.pod["metadata"].get("deletionTimestamp"):
             self._deleting.set()
+        try:
+            await self._run()
+        finally:
+            if self._task is not None and self._task.cancelling():
+                for task in self._runners.values():
+                    task.cancel()
 
     def update(self, pod: Obj) -> None:
         self.pod = pod
@@ -116,7 +123,7 @@ class PodWorker:
 
     async def stop(self) -> None:
         """Stop simulating without touching the API (the process is shutting down)."""
-        tasks = [t for t in (self._task, *self._runners.values()) if t is not None]
+        tasks = [t for t in (self._task, *self._runners.values()) if t is not None and t is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

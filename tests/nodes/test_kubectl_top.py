@@ -17,7 +17,10 @@ from kubernetes import client as pyclient, config as pyconfig, utils as pyutils
 
 from tests.conftest import Cluster
 
-pytestmark = pytest.mark.slow
+# Strict: once `python -m nodes` serves nodes/server.py (nodes-core's wiring, not yet merged), these
+# pass and the marker must go.
+pytestmark = [pytest.mark.slow, pytest.mark.xfail(reason="the nodes co-process does not serve the kubelet "
+                                                  "endpoint yet, so there is nothing to scrape", strict=True)]
 
 
 def _pod(name: str, containers: list[dict[str, Any]], annotations: dict[str, str] | None = None) -> str:
@@ -44,7 +47,7 @@ def pods(haru: Cluster) -> None:
 
 def _top(haru: Cluster, *args: str) -> list[list[str]]:
     """kubectl top's rows, once metrics are there (the first answers may precede the second scrape)."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 20  # a round is a scrape, half a second, a scrape
     while True:
         result = haru.kubectl("top", *args, check=False)
         if result.returncode == 0:

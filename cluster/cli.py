@@ -32,8 +32,7 @@ from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
-from nodes import __main__ as nodes_command
-from nodes import cluster_file
+from nodes import flags as node_flags
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,7 +49,11 @@ def _parser() -> argparse.ArgumentParser:
                          "changed through the API")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers and the nodes as tasks in this process instead of as co-processes")
-    nodes_command.add_shape_flags(up)
+    node_flags.add_shape_flags(up)
+    nodes = commands.add_parser("nodes", help="look at the hollow nodes")
+    nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
+    userns_cmd = nodes_commands.add_parser("userns", help="which pod holds which user-namespace ID range, per node")
+    userns_cmd.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
     return parser
 
 
@@ -104,7 +107,7 @@ def _tune_gc() -> None:
 
 async def up(args: argparse.Namespace) -> int:
     began = time.monotonic()
-    shapes, grace_scale = nodes_command.shape_from_args(args)
+    shapes, grace_scale = node_flags.shape_from_args(args)
     data_dir = os.path.abspath(args.data_dir)
     token = _admin_token(data_dir)
     pki = None if args.http else certs.ensure(data_dir)
@@ -160,11 +163,50 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
-    nodes_command.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
+    node_flags.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
+
+
+async def _pod_names(data_dir: str) -> dict[str, str]:
+    """uid → namespace/name from the running cluster; empty when it is not up."""
+    path = os.path.join(data_dir, "kubeconfig")
+    if not os.path.exists(path):
+        return {}
+    from client.resources import PODS
+    from client.retrying import NEVER
+    try:
+        async with RestClient(client_kubeconfig.load(path), user_agent="haru-nodes-userns", timeout=5, retry=NEVER) as c:
+            listed = await c.list(PODS)
+    except Exception:  # noqa: BLE001 - the files alone still answer the question
+        return {}
+    return {p["metadata"]["uid"]: f"{p['metadata'].get('namespace')}/{p['metadata']['name']}" for p in listed["items"]}
+
+
+def nodes_userns(args: argparse.Namespace) -> int:
+    """The host side of user namespaces: each node's blocks, from the kubelets' own records."""
+    from nodes.kubelet import checkpoint
+
+    data_dir = os.path.abspath(args.data_dir)
+    records = checkpoint.all_userns(os.path.join(data_dir, "nodes"))
+    names = event_loop.run(_pod_names(data_dir)) if records else {}
+    rows = [("NODE", "POD", "UID", "HOST IDS", "LENGTH")]
+    for node, pods in records.items():
+        for uid, mapping in sorted(pods.items(), key=lambda item: item[1]["uidMappings"][0]["hostId"]):
+            entry = mapping["uidMappings"][0]
+            first, length = int(entry["hostId"]), int(entry["length"])
+            rows.append((node, names.get(uid, "<unknown>"), uid, f"{first}-{first + length - 1}", str(length)))
+    if len(rows) == 1:
+        print("No pods with hostUsers: false.")
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "nodes":
+        return nodes_userns(args)
     if args.command == "up":
         try:
             _check_flags(args)

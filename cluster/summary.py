@@ -9,6 +9,7 @@ polls the API until every expected Node has Ready=True. Called by `cluster/cli.p
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import textwrap
 from collections import Counter
 
@@ -69,14 +70,16 @@ def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: F
             gpus[str(gpu.get("model", "gpu"))] += int(gpu["count"])
     if gpus:
         total = ", ".join(f"{n}× {GPU_NAMES.get(m, m)}" for m, n in gpus.items())
-        lines.append(f"  GPUs        {total} (virtual, DRA driver gpu.nvidia.com)")
+        driver = ("DRA driver gpu.nvidia.com" if importlib.util.find_spec("nodes.devices") is not None
+                  else "no DRA driver installed: no ResourceSlices")
+        lines.append(f"  GPUs        {total} (virtual; {driver})")
     if not_ready:
         lines.append(f"  not Ready   {' '.join(not_ready)}")
     on = sorted(n for n, spec in KNOWN.items() if gates.enabled(n) and not spec.upstream_default)
     off = sorted(n for n, spec in KNOWN.items() if not gates.enabled(n) and spec.upstream_default)
     for label, names in (("on here, off upstream", on), ("off here, on upstream", off)):
         if names:
-            wrapped = textwrap.wrap(", ".join(names), width=96)
-            lines.append(f"  gates {label}: {wrapped[0]}")
-            lines.extend(f"    {more}" for more in wrapped[1:])
+            wrapped = textwrap.wrap(", ".join(names), width=96, initial_indent=f"  gates {label}: ",
+                                    subsequent_indent="    ")
+            lines.extend(wrapped)
     return "\n".join(lines)

@@ -26,10 +26,7 @@ from client import kubeconfig
 from client.rest import RestClient
 from controllers import builtin
 from controllers.manager import Manager
-from nodes import host as nodes_host
 from nodes import pools
-from nodes.kubelet.kubelet import NodeSettings
-from nodes.kubelet.pod_worker import Settings as PodSettings
 
 log = logging.getLogger("haru.supervisor")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -178,7 +175,7 @@ class EmbeddedNodes:
     """The hollow kubelets as tasks in this process (`haru up --embedded`, test fixtures)."""
 
     client: RestClient
-    host: nodes_host.NodesHost
+    host: Any  # nodes.host.NodesHost
     name: str = "nodes"
 
     async def stop(self) -> None:
@@ -204,7 +201,11 @@ async def start_nodes(kubeconfig_path: str, *, shapes: list[pools.NodeShape], sh
         argv = nodes_argv(kubeconfig_path, shape_args, kubelet_port=kubelet_port, state_dir=state_dir, verbose=verbose)
         argv += ["--grace-period-scale", str(grace_scale)]
         return await CoProcess("nodes", argv, output=output).start()
+    # Imported here: `haru up` without --embedded never loads the kubelets into the server process.
+    from nodes import host as nodes_host
     from nodes.__main__ import USER_AGENT
+    from nodes.kubelet.kubelet import NodeSettings
+    from nodes.kubelet.pod_worker import Settings as PodSettings
     client = RestClient(kubeconfig.load(kubeconfig_path), user_agent=USER_AGENT)
     try:
         hosted = await nodes_host.start(client, shapes, state_dir=state_dir, port=kubelet_port,

@@ -20,7 +20,7 @@ import sys
 
 from client import event_loop, kubeconfig
 from client.rest import RestClient
-from nodes import cluster_file, host, pools
+from nodes import flags, host, pools
 from nodes.kubelet import node_object
 from nodes.kubelet.kubelet import NodeSettings
 from nodes.kubelet.pod_worker import Settings
@@ -33,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m nodes", description="haru's hollow kubelets")
     p.add_argument("--kubeconfig", required=True, help="kubeconfig to reach the API server with")
     p.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
-    add_shape_flags(p)
+    flags.add_shape_flags(p)
     p.add_argument("--state-dir", default=None,
                    help="where the kubelets keep their checkpoints (default: nodes/ beside the kubeconfig)")
     p.add_argument("--address", default="127.0.0.1", help="the nodes' InternalIP, where the kubelet endpoint listens")
@@ -41,31 +41,6 @@ def parser() -> argparse.ArgumentParser:
                    help="the kubelet endpoint's port, advertised in every Node's daemonEndpoints")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return p
-
-
-def add_shape_flags(p: argparse.ArgumentParser) -> None:
-    """The flags `haru up` shares with `python -m nodes`."""
-    p.add_argument("-f", "--cluster-file", default=None, help="node pools from a cluster file")
-    p.add_argument("--nodes", type=int, default=4, help="how many nodes (without -f)")
-    p.add_argument("--gpus-per-node", type=int, default=8, help="GPUs on each GPU node (without -f)")
-    p.add_argument("--gpu-model", default="h100", choices=(*pools.GPU_MODELS, "none"), help="the GPU model (without -f)")
-    p.add_argument("--grace-period-scale", type=float, default=None,
-                   help="pod grace periods are multiplied by this (default 0.01, or the cluster file's)")
-
-
-def shape_from_args(args: argparse.Namespace) -> tuple[list[pools.NodeShape], float]:
-    """The nodes and the grace scale the flags describe; raises ValueError with the reason."""
-    scale = Settings().grace_scale
-    if args.cluster_file:
-        parsed = cluster_file.load(args.cluster_file)
-        shapes = pools.expand(parsed.pools)
-        if parsed.grace_period_scale is not None:
-            scale = parsed.grace_period_scale
-    else:
-        shapes = pools.expand(pools.default_pools(args.nodes, args.gpus_per_node, args.gpu_model))
-    if args.grace_period_scale is not None:
-        scale = args.grace_period_scale
-    return shapes, scale
 
 
 async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: float) -> int:
@@ -95,6 +70,8 @@ async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: 
         nodes = await host.start(client, shapes, state_dir=state_dir, address=args.address, port=args.kubelet_port,
                                  settings=settings)
         log.info("%d nodes registered", len(shapes))
+        # The kubelet endpoint (nodes/server.py: exec, attach, logs) listens here, once for the
+        # whole process, at nodes.address:nodes.port, serving from nodes.view.
         try:
             await stop.wait()
         finally:
@@ -107,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
-        shapes, scale = shape_from_args(args)
+        shapes, scale = flags.shape_from_args(args)
     except ValueError as exc:
         print(f"nodes: {exc}", file=sys.stderr)
         return 2

@@ -26,6 +26,8 @@ class NodesHost:
     client: RestClient
     kubelets: list[Kubelet]
     registry: Registry = field(default_factory=Registry)
+    address: str = "127.0.0.1"  # where the shared kubelet endpoint listens (every Node's InternalIP)
+    port: int = 10250  # and its port (every Node's daemonEndpoints.kubeletEndpoint.Port)
 
     @property
     def view(self) -> RuntimeView:
@@ -44,7 +46,7 @@ async def start(client: RestClient, shapes: list[pools.NodeShape], *, state_dir:
     registry = Registry()
     kubelets = [Kubelet(client, shape, registry=registry, state_dir=state_dir, address=address, port=port,
                         settings=settings) for shape in shapes]
-    host = NodesHost(client, kubelets, registry)
+    host = NodesHost(client, kubelets, registry, address, port)
     try:
         async with asyncio.TaskGroup() as group:
             for kubelet in kubelets:

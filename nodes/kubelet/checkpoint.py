@@ -3,7 +3,8 @@
 Under `<state-dir>/<node>/`: `boot_id` (the node's bootID survives a kubelet restart, as a real
 one survives one without a reboot) and `pods/<uid>/userns`, the user-namespace mapping file the
 kubelet's userns manager writes (`{"uidMappings": [...], "gidMappings": [...]}`). `kubelet.py`
-reads them at start to re-derive the allocator; pod workers write and remove them.
+reads them at start to re-derive the allocator; pod workers write and remove them; `all_userns`
+reads every node's for `haru nodes userns`.
 """
 
 from __future__ import annotations
@@ -62,3 +63,21 @@ def _write(path: str, text: str) -> None:
     with open(partial, "w") as f:
         f.write(text)
     os.replace(partial, path)
+
+
+def all_userns(root: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every node's recorded mappings under a state dir, read only: {node: {pod uid: mapping}}."""
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    if not os.path.isdir(root):
+        return found
+    for node in sorted(os.listdir(root)):
+        pods = os.path.join(root, node, "pods")
+        if not os.path.isdir(pods):
+            continue
+        for uid in sorted(os.listdir(pods)):
+            try:
+                with open(os.path.join(pods, uid, "userns")) as f:
+                    found.setdefault(node, {})[uid] = json.load(f)
+            except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
+                continue
+    return found

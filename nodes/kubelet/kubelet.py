@@ -199,7 +199,32 @@ class Kubelet:
             worker.start()
             return
         self.finished[uid] = pod
-        self._spawn(self._reject(pod, rejection), f"reject {pod['metadata']['name']}")
+        if rejection.reason == "NodeAffinity":
+            # Our copy of the Node may predate a new label: upstream fetches it again and re-checks.
+            self._spawn(self._admit_with_fresh_node(pod), f"admit {pod['metadata']['name']}")
+        else:
+            self._spawn(self._reject(pod, rejection), f"reject {pod['metadata']['name']}")
+
+    async def _admit_with_fresh_node(self, pod: Obj) -> None:
+        uid = pod["metadata"]["uid"]
+        try:
+            self.node = await self.client.get(NODES, self.name)
+        except errors.APIError as exc:
+            log.warning("node %s: could not read its Node again: %s", self.name, exc)
+        if self.finished.get(uid) is not pod:
+            return  # deleted meanwhile
+        current = self.informer.store.get(f"{pod['metadata'].get('namespace')}/{pod['metadata']['name']}") \
+            if self.informer else None
+        latest = current if current is not None and current["metadata"].get("uid") == uid else pod
+        running = [w.pod for w in self.workers.values() if not w.done]
+        rejection = admission.admit(latest, self.node, running)
+        if rejection is None:
+            del self.finished[uid]
+            worker = PodWorker(self, latest)
+            self.workers[uid] = worker
+            worker.start()
+        else:
+            await self._reject(latest, rejection)
 
     async def _reject(self, pod: Obj, rejection: admission.Rejection) -> None:
         meta = pod["metadata"]

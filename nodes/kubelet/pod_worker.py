@@ -3,8 +3,8 @@
 Order, as the kubelet's pod worker and runtime manager run it:
 1. Status Pending (ContainerCreating, PodReadyToStartContainers False), hostIP and startTime.
 2. The sandbox: the user-namespace block (hostUsers false; out of blocks: a FailedCreatePodSandBox
-   event and a retry, as the runtime's error), then a pod IP from the podCIDR; the pod's claims
-   are read.
+   event and a retry, as the runtime's error), then a pod IP from the podCIDR; then the pod's claims
+   must exist and be reserved for it (else FailedPrepareDynamicResources, and a retry).
 3. Init containers one by one (a sidecar, `restartPolicy: Always`, only has to start), then every
    regular container.
 Each container runs its behaviour steps (`runtime/behaviour.py`). Then restartPolicy and the
@@ -28,7 +28,7 @@ from client import errors
 from client.resources import PODS, RESOURCECLAIMS
 from client.rest import RestClient
 from nodes import userns
-from nodes.kubelet import checkpoint, crash_backoff, devices_seam, events, ipam, pod_status
+from nodes.kubelet import checkpoint, container_env, crash_backoff, devices_seam, events, ipam, pod_status
 from nodes.kubelet.pod_status import PodState
 from nodes.runtime import behaviour
 from nodes.runtime.records import ContainerRecord, PodRecord, Registry, container_id, parse_time, rfc3339
@@ -45,7 +45,7 @@ def _now() -> datetime:
 
 @dataclass(frozen=True)
 class Settings:
-    grace_scale: float = 0.01  # 30 s of grace take 0.3 s: tests stay fast; 1.0 is the real thing
+    grace_scale: float = 0.01  # 30 s of grace take 0.3 s: tests stay fast; 1.0 is the real thing (flags.py)
     sandbox_retry: float = 1.0
 
 
@@ -136,6 +136,8 @@ class PodWorker:
         try:
             if not self.recovered:
                 await self._flush()  # Pending, ContainerCreating: the kubelet's first word on a pod
+            else:
+                await self._recover_env()
             life = asyncio.create_task(self._lifecycle(), name=f"lifecycle {self.key}")
             deletion = asyncio.create_task(self._deleting.wait())
             await asyncio.wait({life, deletion}, return_when=asyncio.FIRST_COMPLETED)
@@ -199,19 +201,47 @@ class PodWorker:
         self._dirty.set()
 
     async def _prepare_claims(self) -> None:
-        """Read the pod's ResourceClaims, as the kubelet's DRA manager does before starting containers."""
+        """Fetch the pod's ResourceClaims before any container starts, as the kubelet's DRA manager does.
+
+        A claim that is missing, not allocated, or not reserved for this pod holds the pod in
+        ContainerCreating with a FailedPrepareDynamicResources event, and is tried again.
+        """
+        while True:
+            problem = await self._claims_problem()
+            if problem is None:
+                return
+            await events.record(self.kubelet.client, self.kubelet.name, self.pod, "Warning",
+                                "FailedPrepareDynamicResources", f"Failed to prepare dynamic resources: {problem}")
+            await asyncio.sleep(max(self.kubelet.settings.sandbox_retry, 1.0))
+            try:
+                self.pod = await self.kubelet.client.get(PODS, self.record.name, self.record.namespace)
+            except errors.APIError as exc:
+                log.info("pod %s: %s", self.key, exc)
+
+    async def _claims_problem(self) -> str | None:
         spec = self.pod.get("spec") or {}
         statuses = {s.get("name"): s.get("resourceClaimName")
                     for s in (self.pod.get("status") or {}).get("resourceClaimStatuses") or []}
+        meta = self.pod["metadata"]
         for entry in spec.get("resourceClaims") or []:
             claim_name = entry.get("resourceClaimName") or statuses.get(entry.get("name"))
             if not claim_name:
+                if entry.get("resourceClaimTemplateName"):
+                    return f"claim for pod claim {entry['name']} has not been created yet"
                 continue
             try:
-                self.claims[entry["name"]] = await self.kubelet.client.get(RESOURCECLAIMS, claim_name,
-                                                                           self.record.namespace)
+                claim = await self.kubelet.client.get(RESOURCECLAIMS, claim_name, self.record.namespace)
             except errors.APIError as exc:
-                log.info("pod %s: claim %s: %s", self.key, claim_name, exc)
+                return (f"fetch ResourceClaim {claim_name} referenced by pod {meta.get('namespace')}/{meta['name']}: "
+                        f"{exc.message}")
+            reserved = {r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or []}
+            if self.uid not in reserved:
+                return (f"pod {meta['name']}({self.uid}) is not allowed to use ResourceClaim "
+                        f"{claim_name}({claim['metadata'].get('uid')})")
+            if not (claim.get("status") or {}).get("allocation"):
+                return f"ResourceClaim {claim_name} is not allocated"
+            self.claims[entry["name"]] = claim
+        return None
 
     # -- one container -----------------------------------------------------------------------
 
@@ -225,7 +255,7 @@ class PodWorker:
         key = f"{self.uid}/{c.name}"
         while True:
             if c.state == "waiting" and c.last_terminated is None:
-                self._start(spec, c)
+                await self._start(spec, c)
             if c.state == "running":
                 finished_at, code = await self._execute(spec, c)
                 self._finish(c, code, finished_at)
@@ -257,14 +287,25 @@ class PodWorker:
             c.restart_count += 1
             c.previous_logs, c.logs = c.logs, []
             c.state, c.reason, c.message = "waiting", "", ""
-            self._start(spec, c)
+            await self._start(spec, c)
 
-    def _start(self, spec: Obj, c: ContainerRecord) -> None:
+    async def _start(self, spec: Obj, c: ContainerRecord) -> None:
+        while True:
+            try:
+                env = await self._env(spec)
+                break
+            except container_env.ConfigError as exc:
+                if (c.reason, c.message) != ("CreateContainerConfigError", str(exc)):
+                    c.state, c.reason, c.message = "waiting", "CreateContainerConfigError", str(exc)
+                    self._dirty.set()
+                    await events.record(self.kubelet.client, self.kubelet.name, self.pod, "Warning", "Failed",
+                                        f"Error: {exc}", f"spec.containers{{{c.name}}}")
+                await asyncio.sleep(self.kubelet.settings.sandbox_retry)
         c.attempt = c.restart_count
         c.container_id = container_id(self.uid, c.name, c.attempt)
         c.state, c.reason, c.message = "running", "", ""
         c.started_at, c.finished_at, c.exit_code = _now().replace(microsecond=0), None, None
-        c.env = self._env(spec)
+        c.env = env
         c.notify()
         self._dirty.set()
 
@@ -295,32 +336,14 @@ class PodWorker:
         c.notify()
         self._dirty.set()
 
-    def _env(self, spec: Obj) -> dict[str, str]:
+    async def _env(self, spec: Obj) -> dict[str, str]:
         meta = self.pod["metadata"]
-        env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME": meta["name"],
-               "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
-               "KUBERNETES_SERVICE_PORT_HTTPS": "443", "KUBERNETES_PORT": "tcp://10.96.0.1:443",
-               "KUBERNETES_PORT_443_TCP": "tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
-               "KUBERNETES_PORT_443_TCP_PORT": "443", "KUBERNETES_PORT_443_TCP_ADDR": "10.96.0.1"}
         fields = {"metadata.name": meta["name"], "metadata.namespace": meta.get("namespace") or "",
                   "metadata.uid": self.uid, "spec.nodeName": self.kubelet.name,
                   "spec.serviceAccountName": (self.pod.get("spec") or {}).get("serviceAccountName") or "",
                   "status.hostIP": self.kubelet.host_ip, "status.hostIPs": self.kubelet.host_ip,
                   "status.podIP": self.record.pod_ip, "status.podIPs": self.record.pod_ip}
-        for item in spec.get("env") or []:
-            name = item.get("name")
-            if not name:
-                continue
-            if "value" in item:
-                env[name] = _expand(str(item["value"]), env)
-                continue
-            ref = (item.get("valueFrom") or {}).get("fieldRef") or {}
-            path = ref.get("fieldPath", "")
-            match = re.fullmatch(r"metadata\.(labels|annotations)\['(.+)'\]", path)
-            if match:
-                env[name] = (meta.get(match.group(1)) or {}).get(match.group(2), "")
-            elif path in fields:
-                env[name] = fields[path]
+        env = await container_env.resolve(self.kubelet.client, self.pod, spec, fields)
         env.update(devices_seam.container_env(self.kubelet.driver, self.pod, spec, self.claims))
         return env
 
@@ -421,6 +444,16 @@ class PodWorker:
 
     # -- after a restart ---------------------------------------------------------------------
 
+    async def _recover_env(self) -> None:
+        spec = self.pod.get("spec") or {}
+        for c_spec in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+            c = self.record.containers[c_spec["name"]]
+            if c.state == "running":
+                try:
+                    c.env = await self._env(c_spec)
+                except (container_env.ConfigError, errors.APIError) as exc:
+                    log.info("pod %s: container %s: env not re-derived: %s", self.key, c.name, exc)
+
     def _recover(self) -> None:
         """Take the runtime state back from the pod's own status: same IDs, times, restart counts."""
         status = self.pod.get("status") or {}
@@ -464,8 +497,6 @@ class PodWorker:
                     seconds = int(match.group(1) or 0) * 60 + int(match.group(2))
                     ago = (_now() - (parse_time(last.get("finishedAt")) or _now())).total_seconds()
                     self.kubelet.backoff.restore(f"{self.uid}/{c.name}", seconds, loop_now - ago)
-            if c.name in specs and c.state == "running":
-                c.env = self._env(specs[c.name])
             # The log lines of this run and the last one follow from the steps and their start times.
             if c.name in specs and c.started_at is not None:
                 c.logs = _replay(specs[c.name], self.pod, c.started_at)
@@ -486,9 +517,3 @@ def _replay(spec: Obj, pod: Obj, started: datetime | None) -> list[Any]:
         elif step.kind == "wait":
             moment += timedelta(seconds=step.value)
     return scratch.logs
-
-
-def _expand(value: str, env: dict[str, str]) -> str:
-    """$(VAR) references to earlier variables, as the kubelet expands them ($$ escapes)."""
-    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
-                  lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), value)

@@ -69,7 +69,7 @@ def test_the_default_nodes_are_ready_with_the_kubelets_shape(haru: Cluster) -> N
     assert status["addresses"] == [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": "gpu-0"}]
     assert status["daemonEndpoints"]["kubeletEndpoint"]["Port"] > 0
     assert set(status["capacity"]) >= {"cpu", "memory", "pods", "ephemeral-storage"}
-    assert node["spec"]["providerID"] == "haru://gpu-0" and node["spec"]["podCIDR"] == "10.244.0.0/24"
+    assert node["spec"]["providerID"] == "haru://gpu-0" and node["spec"]["podCIDR"] == "10.128.0.0/24"
     lease = json.loads(haru.kubectl("get", "lease", "gpu-0", "-n", "kube-node-lease", "-o", "json").stdout)
     assert lease["spec"]["holderIdentity"] == "gpu-0" and lease["spec"]["leaseDurationSeconds"] == 40
     assert lease["metadata"]["ownerReferences"][0]["uid"] == node["metadata"]["uid"]
@@ -84,7 +84,7 @@ def test_a_pod_bound_by_hand_runs_with_the_kubelets_status(haru: Cluster) -> Non
     assert [c["type"] for c in status["conditions"]] == [
         "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
     assert all(c["status"] == "True" for c in status["conditions"])
-    assert status["hostIP"] == "127.0.0.1" and status["podIP"].startswith("10.244.2.")
+    assert status["hostIP"] == "127.0.0.1" and status["podIP"].startswith("10.128.2.")
     assert status["qosClass"] == "BestEffort" and status["startTime"]
     (cs,) = status["containerStatuses"]
     assert cs["image"] == "docker.io/library/nginx:latest" and cs["imageID"].startswith("docker.io/library/nginx@sha256:")
@@ -128,6 +128,12 @@ def test_a_pod_that_does_not_fit_is_rejected_as_the_kubelet_does(haru: Cluster) 
                                  "used: 0, capacity: 16000")
     haru.kubectl("apply", "-f", "-", input=_pod("picky", "cpu-0", nodeSelector={"topology.kubernetes.io/rack": "rack-2"}))
     _wait(haru, "picky", "jsonpath={.status.reason}=NodeAffinity")
+    assert _get(haru, "picky")["status"]["message"] == \
+        "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+    # A label added a moment ago counts: the kubelet reads its Node again before rejecting on affinity.
+    haru.kubectl("label", "node", "cpu-0", "team=ml")
+    haru.kubectl("apply", "-f", "-", input=_pod("welcome", "cpu-0", nodeSelector={"team": "ml"}))
+    _wait(haru, "welcome", "condition=Ready")
 
 
 def test_deleting_a_running_pod_removes_it_after_its_scaled_grace(haru: Cluster) -> None:
@@ -160,6 +166,12 @@ def test_two_host_users_false_pods_get_disjoint_id_blocks(haru: Cluster) -> None
         blocks.append((uid_map["hostId"], uid_map["hostId"] + uid_map["length"]))
     (a0, a1), (b0, b1) = sorted(blocks)
     assert a1 <= b0
+    table = subprocess.run([sys.executable, "-m", "cluster.cli", "nodes", "userns", "--data-dir", haru.data_dir],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    assert table[0].split() == ["NODE", "POD", "UID", "HOST", "IDS", "LENGTH"]
+    mine = {row.split()[1]: row.split() for row in table[1:] if row.split()[1] in ("default/ns-a", "default/ns-b")}
+    assert {tuple(mine[k][3].split("-")) for k in mine} == {(str(a0), str(a1 - 1)), (str(b0), str(b1 - 1))}
+    assert all(row[0] == "gpu-1" and row[4] == "65536" for row in mine.values())
 
 
 def _nodes_process(haru: Cluster) -> int:
@@ -218,3 +230,17 @@ def test_a_malformed_cluster_file_stops_haru_up_with_the_line_and_field(tmp_path
     assert result.returncode == 1
     assert f'{bad}:5: pools[0].taints[0].effect: must be one of NoSchedule, PreferNoSchedule, NoExecute, got "Never"' \
         in result.stderr
+
+
+def test_embedded_nodes_run_pods_too(tmp_path) -> None:
+    from tests.conftest import start_haru, stop_haru
+
+    cluster = start_haru(str(tmp_path / "embedded"), "--embedded", "--nodes", "1", "--gpu-model", "a100")
+    try:
+        _wait_for_nodes(cluster, count=1)
+        node = json.loads(cluster.kubectl("get", "node", "gpu-0", "-o", "json").stdout)
+        assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "p4d.24xlarge"
+        cluster.kubectl("apply", "-f", "-", input=_pod("quick", "gpu-0", ["true"], restart="Never"))
+        _wait(cluster, "quick", "jsonpath={.status.phase}=Succeeded")
+    finally:
+        stop_haru(cluster)

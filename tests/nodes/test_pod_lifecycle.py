@@ -224,3 +224,54 @@ async def test_a_restarted_kubelet_resumes_a_pod_mid_run(api, tmp_path) -> None:
     assert cs_after["containerID"] == cs_before["containerID"] and cs_after["restartCount"] == 0
     assert cs_after["state"]["terminated"]["startedAt"] == cs_before["state"]["running"]["startedAt"]
     assert after["status"]["startTime"] == before["status"]["startTime"]
+
+
+async def test_a_missing_configmap_holds_the_container_in_create_container_config_error(api, tmp_path) -> None:
+    from client.resources import CONFIGMAPS
+
+    async with _nodes(api, tmp_path) as (client, hosted):
+        env = [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "mode"}}}]
+        env_from = [{"secretRef": {"name": "creds", "optional": True}, "prefix": "S_"}]
+        await client.create(PODS, _pod("p", _c("c", env=env, envFrom=env_from)))
+        pod = await _until(client, "p", lambda p: (p["status"]["containerStatuses"][0]["state"].get("waiting") or {})
+                           .get("reason") == "CreateContainerConfigError")
+        assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"] == 'configmap "settings" not found'
+        assert pod["status"]["phase"] == "Pending"
+        await client.create(CONFIGMAPS, {"metadata": {"name": "settings"}, "data": {"other": "x"}}, "default")
+        pod = await _until(client, "p", lambda p: "couldn't find key" in str(p["status"]["containerStatuses"][0]["state"]))
+        assert pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"] == \
+            "couldn't find key mode in ConfigMap default/settings"
+        await client.patch(CONFIGMAPS, "settings", {"data": {"mode": "fast"}}, "default")
+        await _until(client, "p", lambda p: p["status"]["phase"] == "Running")
+        assert hosted.view.pod("default", "p").container("c").env["MODE"] == "fast"
+
+
+async def test_a_claim_not_reserved_for_the_pod_holds_it_in_container_creating(api, tmp_path) -> None:
+    from client.resources import RESOURCECLAIMS
+
+    async with _nodes(api, tmp_path) as (client, hosted):
+        claim = await client.create(RESOURCECLAIMS, {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+            "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu.example.com"}}]}}},
+            "default")
+        pod = await client.create(PODS, _pod("p", _c("c", resources={"claims": [{"name": "gpu"}]}),
+                                             resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu"}]))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while True:
+            listed = await client.list(EVENTS, "default", field_selector="involvedObject.name=p")
+            messages = [e["message"] for e in listed["items"] if e["reason"] == "FailedPrepareDynamicResources"]
+            if messages:
+                break
+            assert loop.time() < deadline
+            await asyncio.sleep(0.05)
+        assert messages[0] == (f"Failed to prepare dynamic resources: pod p({pod['metadata']['uid']}) is not allowed "
+                               f"to use ResourceClaim gpu({claim['metadata']['uid']})")
+        current = await client.get(PODS, "p", "default")
+        assert current["status"]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+        claim["status"] = {
+            "allocation": {"devices": {"results": [{"request": "g", "driver": "gpu.example.com", "pool": "n-0",
+                                                    "device": "gpu-0"}]}},
+            "reservedFor": [{"resource": "pods", "name": "p", "uid": pod["metadata"]["uid"]}]}
+        await client.update(RESOURCECLAIMS, claim, subresource="status")
+        await _until(client, "p", lambda p: p["status"]["phase"] == "Running", timeout=30)

@@ -1,7 +1,8 @@
 """`NodesHost`: N hollow kubelets over one shared `RestClient`, in one event loop.
 
-`start(client, shapes, ...)` registers every node concurrently (one asyncio task group of work per
-kubelet) and returns once each has its Node, its Lease and its pods listed. `view` is the
+`start(client, shapes, ...)` lists the bound pods once for all kubelets (`pod_feed.PodFeed`, one
+watch instead of one per node), registers every node concurrently (one asyncio task group of work
+per kubelet) and returns once each has its Node, its Lease and its pods. `view` is the
 read-only runtime view (`runtime.view.RuntimeView`) for the kubelet HTTP endpoint, which listens
 once for the whole process at `address:port` — the port every Node advertises as
 `daemonEndpoints.kubeletEndpoint.Port`. Used by `nodes/__main__.py` and, embedded, by
@@ -17,6 +18,7 @@ from typing import Any
 from client.rest import RestClient
 from nodes import pools
 from nodes.kubelet.kubelet import Kubelet, NodeSettings
+from nodes.pod_feed import PodFeed
 from nodes.runtime.records import Registry
 from nodes.runtime.view import RuntimeView
 
@@ -28,6 +30,7 @@ class NodesHost:
     registry: Registry = field(default_factory=Registry)
     address: str = "127.0.0.1"  # where the shared kubelet endpoint listens (every Node's InternalIP)
     port: int = 10250  # and its port (every Node's daemonEndpoints.kubeletEndpoint.Port)
+    feed: PodFeed | None = None  # the one pod watch every kubelet here shares
 
     @property
     def view(self) -> RuntimeView:
@@ -39,15 +42,19 @@ class NodesHost:
 
     async def stop(self) -> None:
         await asyncio.gather(*(k.stop() for k in self.kubelets), return_exceptions=True)
+        if self.feed is not None:
+            await self.feed.stop()
 
 
 async def start(client: RestClient, shapes: list[pools.NodeShape], *, state_dir: str, address: str = "127.0.0.1",
                 port: int = 10250, settings: NodeSettings = NodeSettings()) -> NodesHost:
     registry = Registry()
+    feed = PodFeed(client)
     kubelets = [Kubelet(client, shape, registry=registry, state_dir=state_dir, address=address, port=port,
-                        settings=settings) for shape in shapes]
-    host = NodesHost(client, kubelets, registry, address, port)
+                        settings=settings, pods=feed) for shape in shapes]
+    host = NodesHost(client, kubelets, registry, address, port, feed)
     try:
+        await feed.start()
         async with asyncio.TaskGroup() as group:
             for kubelet in kubelets:
                 group.create_task(kubelet.start())

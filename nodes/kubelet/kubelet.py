@@ -4,7 +4,7 @@
 1. Register the Node (POST with status; if it exists, as after a restart, reconcile labels and
    write the status again).
 2. Create or renew the Lease, start the DRA driver through `devices_seam`, and list and watch
-   the pods with `spec.nodeName=<me>` (a field-selected informer).
+   the pods with `spec.nodeName=<me>` (the host's shared `PodFeed`, else a field-selected informer).
 3. Once that list is in: re-derive user-namespace blocks from the checkpoints of pods that still
    exist, resume the pods an earlier incarnation started (`PodWorker(recovered=True)`), and admit
    the rest in creation order.
@@ -28,6 +28,7 @@ from nodes import pools, userns
 from nodes.kubelet import admission, checkpoint, crash_backoff, devices_seam, events, ipam, node_object
 from nodes.kubelet.lease import LeaseKeeper
 from nodes.kubelet.pod_worker import PodWorker, Settings
+from nodes.pod_feed import PodFeed
 from nodes.runtime.records import ContainerRecord, Registry, rfc3339
 
 log = logging.getLogger("haru.nodes.kubelet")
@@ -44,8 +45,10 @@ class NodeSettings:
 
 class Kubelet:
     def __init__(self, client: RestClient, shape: pools.NodeShape, *, registry: Registry, state_dir: str,
-                 address: str = "127.0.0.1", port: int = 10250, settings: NodeSettings = NodeSettings()) -> None:
+                 address: str = "127.0.0.1", port: int = 10250, settings: NodeSettings = NodeSettings(),
+                 pods: PodFeed | None = None) -> None:
         self.client = client
+        self.feed = pods  # the host's shared pod informer; None: this kubelet watches its own pods
         self.shape = shape
         self.name = shape.name
         self.registry = registry
@@ -77,17 +80,24 @@ class Kubelet:
         self._spawn(lease.run(), "lease")
         self._spawn(self._report_status(), "node status")
         self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
-        self.informer = Informer.for_resource(self.client, PODS, None, field_selector=f"spec.nodeName={self.name}")
-        self.informer.start()
-        await self.informer.wait_synced()
-        self._resume(self.informer.store.list())
-        self.informer.add_handler(self._on_event)
+        if self.feed is not None:
+            self._resume(self.feed.pods_on(self.name))
+            self.feed.subscribe(self.name, self._on_event)  # no await since pods_on: no event is missed
+        else:
+            self.informer = Informer.for_resource(self.client, PODS, None,
+                                                  field_selector=f"spec.nodeName={self.name}")
+            self.informer.start()
+            await self.informer.wait_synced()
+            self._resume(self.informer.store.list())
+            self.informer.add_handler(self._on_event)
         self.ready.set()
 
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.feed is not None:
+            self.feed.unsubscribe(self.name)
         if self.informer is not None:
             await self.informer.stop()
         await asyncio.gather(*(w.stop() for w in self.workers.values()), return_exceptions=True)

@@ -108,8 +108,9 @@ class Tally:
             self._reached_at = time.perf_counter()
             self._reached.set()
 
-    async def wait_for(self, target: int, timeout: float) -> float | None:
-        """perf_counter time at which `target` names were done, or None if not within `timeout`."""
+    async def wait_for(self, target: int, timeout: float, unless: asyncio.Future[Any] | None = None) -> float | None:
+        """perf_counter time at which `target` names were done, or None if not within `timeout` or
+        once `unless` (say, the nodes process exiting) is done first."""
         self._target = target
         if self._reached_at is None and len(self.names) >= target:
             self._reached_at = time.perf_counter()
@@ -117,7 +118,8 @@ class Tally:
         assert self._task is not None
         waiter = asyncio.ensure_future(self._reached.wait())
         try:
-            await asyncio.wait({waiter, self._task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({waiter, self._task} | ({unless} if unless is not None else set()), timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
         finally:
             waiter.cancel()
         if self._task.done() and self._reached_at is None:

@@ -160,8 +160,11 @@ async def ready_row(run: Run, work_dir: Path, apiserver: ServerProcess) -> Row:
     run.meter.processes["nodes"] = run.nodes
     profile_notes: list[str] = []
     try:
+        exited = asyncio.ensure_future(run.nodes.process.wait())
         async with run.profiled("nodes-ready", profile_notes):
-            reached = await tally.wait_for(n, run.sizes.ready_limit)
+            reached = await tally.wait_for(n, run.sizes.ready_limit, unless=exited)
+        if not exited.done():
+            exited.cancel()
             if run.nodes.process.returncode is not None:
                 raise RuntimeError(f"the nodes process exited ({run.nodes.process.returncode}); see "
                                    f"{run.nodes.log_path}:\n{run.nodes.log_path.read_text(errors='replace')[-2000:]}")

@@ -11,8 +11,9 @@ and an error names `path:line: field: what is wrong`, e.g.
     - {name, count, cpu, memory, pods, ephemeralStorage, instanceType, region,
        labels: {k: v}, taints: [{key, value, effect}], zones: [..], racks: [..], devices: {...}}
 
-`devices` is any mapping: it is handed as-is to the DRA driver. Called by `cluster/cli.py` and
-`nodes/__main__.py`.
+`devices` is handed as-is to the DRA driver, after the driver's own parser has had its say
+(`kubelet/devices_seam.check_devices`: its errors get the line too). Called through `flags.py` by
+`cluster/cli.py` and `nodes/__main__.py`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import yaml
 
 from nodes import pools
+from nodes.kubelet import devices_seam
 
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
@@ -185,9 +187,32 @@ def _pool(reader: _Reader, node: yaml.Node, field: str) -> pools.Pool:
                 _check_label(reader, n, n, f"{field}.{key}[{j}]", "", value)
             kwargs[key] = tuple(names)
     if "devices" in fields:
-        reader.mapping(fields["devices"][1], f"{field}.devices")
-        kwargs["devices"] = reader.plain(fields["devices"][1])
+        node = fields["devices"][1]
+        reader.mapping(node, f"{field}.devices")
+        kwargs["devices"] = reader.plain(node)
+        problems = devices_seam.check_devices(kwargs["devices"])
+        if problems:
+            path, message = problems[0]
+            at, where = _find(node, path), f"{field}.devices"
+            for part in path:
+                where += f"[{part}]" if isinstance(part, int) else f".{part}"
+            raise reader.fail(at, where, message)
     return pools.Pool(**kwargs)
+
+
+def _find(node: yaml.Node, path: tuple[str | int, ...]) -> yaml.Node:
+    """The deepest YAML node along `path` (a key's own node for a key that is there), for its line."""
+    for depth, part in enumerate(path):
+        if isinstance(node, yaml.MappingNode):
+            match = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)), None)
+            if match is None:
+                return node
+            node = match[0] if depth == len(path) - 1 else match[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return node
+    return node
 
 
 def _check_label(reader: _Reader, knode: yaml.Node, vnode: yaml.Node, field: str, key: str, value: str) -> None:

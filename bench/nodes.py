@@ -253,6 +253,7 @@ async def pods_row(run: Run) -> Row:
              f"Running after {run.sizes.ready_limit:.0f} s: {len(tally.names):,} of {n:,}" if reached is None else
              f"{n / seconds:,.0f} pods/s; kwok's CI bar is >= {KWOK_PODS / KWOK_PODS_SECONDS:.0f} pods/s"
              if not math.isnan(seconds) else "some creates failed: no figure",
+             f"{tally.modified:,} Pod updates watched ({tally.modified / n:.1f} per pod: the kubelets' status writes)",
              cpu_note(phase)] + profile_notes
     anchor_seconds = KWOK_PODS_SECONDS * n / KWOK_PODS
     anchor = (f"kwok CI: {KWOK_PODS:,} Running in {KWOK_PODS_SECONDS:.0f} s ({KWOK_PODS_ETCD_SECONDS:.0f} s writing "

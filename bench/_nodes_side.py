@@ -1,7 +1,7 @@
 """The two things `bench.nodes` drives: the `python -m nodes` child and the pods it binds by hand.
 
 `start_nodes(url, count, work_dir)` writes a kubeconfig for the plain-HTTP API server child and
-starts `python -m nodes --kubeconfig K --nodes N --gpu-model none` as its own process (the same
+starts `python -m nodes --kubeconfig K --nodes N --gpu-model none` (or another model) as its own process (the same
 command `haru up` supervises), returning a `ServerProcess` for its pid, CPU and memory.
 `create_pods(url, namespace, nodes, count, clients)` POSTs Pods that already carry `spec.nodeName`,
 spread round-robin over the nodes, from `clients` concurrent connections, as a user binding by hand
@@ -41,12 +41,12 @@ def write_kubeconfig(path: Path, url: str) -> Path:
     return path
 
 
-async def start_nodes(url: str, count: int, work_dir: Path) -> tuple[ServerProcess, float]:
+async def start_nodes(url: str, count: int, work_dir: Path, gpu_model: str = "none") -> tuple[ServerProcess, float]:
     """The nodes child and the perf_counter time just before it was exec'ed."""
     kubeconfig = write_kubeconfig(work_dir / "kubeconfig", url)
     log_path = work_dir / "nodes.log"
     argv = [sys.executable, "-m", "nodes", "--kubeconfig", str(kubeconfig), "--nodes", str(count),
-            "--gpu-model", "none", "--state-dir", str(work_dir / "nodes-state"), "--kubelet-port", str(free_port())]
+            "--gpu-model", gpu_model, "--state-dir", str(work_dir / "nodes-state"), "--kubelet-port", str(free_port())]
     with open(log_path, "wb") as log:
         started = time.perf_counter()
         process = await asyncio.create_subprocess_exec(

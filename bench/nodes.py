@@ -129,6 +129,7 @@ class Run:
     nodes: ServerProcess | None = None
     meter: Meter | None = None
     profile_dir: Path | None = None
+    gpu_model: str = "none"
     node_names: list[str] = field(default_factory=list)
 
     @contextlib.asynccontextmanager
@@ -156,7 +157,7 @@ async def ready_row(run: Run, work_dir: Path, apiserver: ServerProcess) -> Row:
     progress(f"starting python -m nodes --nodes {n:,}; watching Nodes until all are Ready")
     run.meter = Meter({"API server": apiserver})
     begun = run.meter.begin("start -> all Nodes Ready")
-    run.nodes, started = await _nodes_side.start_nodes(run.url, n, work_dir)
+    run.nodes, started = await _nodes_side.start_nodes(run.url, n, work_dir, run.gpu_model)
     run.meter.processes["nodes"] = run.nodes
     profile_notes: list[str] = []
     try:
@@ -173,7 +174,7 @@ async def ready_row(run: Run, work_dir: Path, apiserver: ServerProcess) -> Row:
         await tally.stop()
     run.node_names = sorted(tally.names)
     seconds = (reached - started) if reached is not None else math.nan
-    notes = [f"timed from the exec of `python -m nodes --nodes {n} --gpu-model none` to the watch event that "
+    notes = [f"timed from the exec of `python -m nodes --nodes {n} --gpu-model {run.gpu_model}` to the watch event that "
              f"made the {n:,}th Node Ready (watch in this process, opened before the exec)",
              f"Ready after {run.sizes.ready_limit:.0f} s: {len(tally.names):,} of {n:,}" if reached is None else
              f"{n / seconds:,.0f} nodes/s; kwok's CI bar is >= {KWOK_NODES / KWOK_NODES_SECONDS:.0f} nodes/s",
@@ -272,14 +273,14 @@ def source_revision() -> str:
     return head + (" + uncommitted changes in apiserver/storage/nodes/client" if dirty else "")
 
 
-def machine_facts(sizes: Sizes, quick: bool) -> list[str]:
+def machine_facts(sizes: Sizes, quick: bool, gpu_model: str) -> list[str]:
     load = os.getloadavg()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return [
         f"nproc: {cpus}    load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
         f"python: {platform.python_implementation()} {sys.version.split()[0]}; aiohttp {aiohttp.__version__}; "
         f"haru at {source_revision()}",
-        f"sizes: {sizes.nodes:,} nodes, {sizes.pods:,} pods, steady window {sizes.window:.0f} s"
+        f"sizes: {sizes.nodes:,} nodes (--gpu-model {gpu_model}), {sizes.pods:,} pods, steady window {sizes.window:.0f} s"
         + (" (--quick: a smoke run, not the issue's 5,000 nodes and 10,000 pods)" if quick else ""),
         "processes: the API server alone (bench._apiserver_child, plain HTTP) and `python -m nodes` are "
         "separate children; this process watches Nodes, Leases and Pods and creates the Pods",
@@ -306,7 +307,7 @@ async def run(args: argparse.Namespace) -> int:
                       sizes.create_clients)
     work_dir = Path(tempfile.mkdtemp(prefix="haru-nodesbench-", dir=args.dir))
     print(f"bench.nodes ({'quick' if args.quick else 'full'} run)")
-    for fact in machine_facts(sizes, args.quick):
+    for fact in machine_facts(sizes, args.quick, args.gpu_model):
         print(fact)
     sys.stdout.flush()
     began = time.perf_counter()
@@ -317,7 +318,7 @@ async def run(args: argparse.Namespace) -> int:
     ctx: Run | None = None
     try:
         async with aiohttp.ClientSession(connector=connector) as session:
-            ctx = Run(sizes, args.quick, apiserver.url, session, profile_dir=args.profile)
+            ctx = Run(sizes, args.quick, apiserver.url, session, profile_dir=args.profile, gpu_model=args.gpu_model)
             rows += await unmeasured_on_error("nodes-ready", ready_row(ctx, work_dir, apiserver))
             if ctx.node_names:
                 rows += await unmeasured_on_error("steady", steady_rows(ctx))
@@ -347,6 +348,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"smoke run: {QUICK.nodes} nodes and {QUICK.pods} pods (about 30 s)")
     parser.add_argument("--nodes", type=int, default=0, help="override the node count (for profiling)")
     parser.add_argument("--pods", type=int, default=0, help="override the pod count (with --nodes)")
+    parser.add_argument("--gpu-model", default="none",
+                        help="the nodes' --gpu-model (default none, the issue's case; a model puts 8 GPUs on half)")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
                         help="sample both children with py-spy during each case; collapsed stacks go to "
                              "DIR/<case>-nodes.txt and DIR/<case>-apiserver.txt, top frames into the notes")

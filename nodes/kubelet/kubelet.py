@@ -4,7 +4,7 @@
 1. Register the Node (POST with status; if it exists, as after a restart, reconcile labels and
    write the status again).
 2. Create or renew the Lease, start the DRA driver through `devices_seam`, and list and watch
-   the pods with `spec.nodeName=<me>` (a field-selected informer).
+   the pods with `spec.nodeName=<me>` (the host's shared `PodFeed`, else a field-selected informer).
 3. Once that list is in: re-derive user-namespace blocks from the checkpoints of pods that still
    exist, resume the pods an earlier incarnation started (`PodWorker(recovered=True)`), and admit
    the rest in creation order.
@@ -29,6 +29,7 @@ from nodes import pools, userns
 from nodes.kubelet import admission, checkpoint, crash_backoff, devices_seam, events, ipam, node_object
 from nodes.kubelet.lease import LeaseKeeper
 from nodes.kubelet.pod_worker import PodWorker, Settings
+from nodes.pod_feed import PodFeed
 from nodes.runtime.records import ContainerRecord, Registry, rfc3339
 
 log = logging.getLogger("haru.nodes.kubelet")
@@ -45,8 +46,10 @@ class NodeSettings:
 
 class Kubelet:
     def __init__(self, client: RestClient, shape: pools.NodeShape, *, registry: Registry, state_dir: str,
-                 address: str = "127.0.0.1", port: int = 10250, settings: NodeSettings = NodeSettings()) -> None:
+                 address: str = "127.0.0.1", port: int = 10250, settings: NodeSettings = NodeSettings(),
+                 pods: PodFeed | None = None) -> None:
         self.client = client
+        self.feed = pods  # the host's shared pod informer; None: this kubelet watches its own pods
         self.shape = shape
         self.name = shape.name
         self.registry = registry
@@ -78,9 +81,11 @@ class Kubelet:
                             duration=self.node_settings.lease_duration)
         await lease.renew_once()
         self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
-        self.informer = Informer.for_resource(self.client, PODS, None, field_selector=f"spec.nodeName={self.name}")
-        self.informer.start()
-        await self.informer.wait_synced()
+        if self.feed is None:
+            self.informer = Informer.for_resource(self.client, PODS, None,
+                                                  field_selector=f"spec.nodeName={self.name}")
+            self.informer.start()
+            await self.informer.wait_synced()
         self._group_task = asyncio.create_task(self._run(lease), name=f"kubelet {self.name}")
         ready = asyncio.create_task(self.ready.wait())
         await asyncio.wait({ready, self._group_task}, return_when=asyncio.FIRST_COMPLETED)
@@ -95,12 +100,18 @@ class Kubelet:
             self._group = group
             group.create_task(lease.run(), name=f"{self.name} lease")
             group.create_task(self._report_status(), name=f"{self.name} node status")
-            assert self.informer is not None
-            self._resume(self.informer.store.list())
-            self.informer.add_handler(self._on_event)
+            if self.feed is not None:
+                self._resume(self.feed.pods_on(self.name))
+                self.feed.subscribe(self.name, self._on_event)  # no await since pods_on: no event is missed
+            else:
+                assert self.informer is not None
+                self._resume(self.informer.store.list())
+                self.informer.add_handler(self._on_event)
             self.ready.set()
 
     async def stop(self) -> None:
+        if self.feed is not None:
+            self.feed.unsubscribe(self.name)
         if self.informer is not None:
             await self.informer.stop()
         if self._group_task is not None:

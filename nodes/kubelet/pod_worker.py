@@ -435,6 +435,10 @@ class PodWorker:
         delay = 0.2
         while True:
             await self._dirty.wait()
+            # One turn of the loop for what the same change set going: a ready sandbox starts its
+            # containers at once, and one write then reports both (2 writes per simple pod, as the
+            # kubelet's syncPod, instead of 3: bench.nodes, 10,000 pods, 5,000 nodes).
+            await asyncio.sleep(0)
             self._dirty.clear()
             try:
                 await self._write()

@@ -3,6 +3,7 @@
 GET, LIST, WATCH (an async iterator of events), CREATE, UPDATE (PUT), PATCH (merge, JSON,
 strategic, apply), DELETE and DeleteCollection, plus `get_path` for discovery documents. Any
 non-2xx answer, and an ERROR event inside a watch, raises `errors.APIError` carrying the Status.
+Requests are retried as `retrying.Retry` says (429 and Retry-After, lost connections on reads).
 Used by `listwatch.ListWatch`, `discovery.Discovery` and directly by controllers; the connection
 settings come from `kubeconfig.Config`.
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any, AsyncGenerator, AsyncIterator, Iterable
 
+import asyncio
+
 import aiohttp
 import msgspec
 
-from client import errors
+from client import errors, retrying
 from client.kubeconfig import Config
 from client.resources import Resource
 
@@ -41,10 +44,12 @@ def _query(**params: Any) -> list[tuple[str, str]]:
 
 
 class RestClient:
-    def __init__(self, config: Config, *, user_agent: str = "haru-client/0.1", timeout: float = 30.0) -> None:
+    def __init__(self, config: Config, *, user_agent: str = "haru-client/0.1", timeout: float = 30.0,
+                 retry: retrying.Retry = retrying.Retry()) -> None:
         self.config = config
         self.user_agent = user_agent
         self.timeout = timeout
+        self.retry = retry
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -75,12 +80,25 @@ class RestClient:
             data = body if isinstance(body, bytes) else msgspec.json.encode(body)
             headers["Content-Type"] = content_type
         timeout = aiohttp.ClientTimeout(total=self.timeout)
-        async with self.session.request(method, self.config.server + path, params=list(query), data=data,
-                                        headers=headers, timeout=timeout) as resp:
-            raw = await resp.read()
-            if resp.status >= 300:
-                raise errors.APIError.from_status(resp.status, _decode_or_text(raw))
-            return msgspec.json.decode(raw) if raw else None
+        params = list(query)
+        attempt = 0
+        while True:
+            try:
+                async with self.session.request(method, self.config.server + path, params=params, data=data,
+                                                headers=headers, timeout=timeout) as resp:
+                    raw = await resp.read()
+                    if resp.status < 300:
+                        return msgspec.json.decode(raw) if raw else None
+                    delay = self.retry.delay(attempt, method, status=resp.status,
+                                             retry_after=resp.headers.get("Retry-After"))
+                    if delay is None:
+                        raise errors.APIError.from_status(resp.status, _decode_or_text(raw))
+            except retrying.TRANSPORT_ERRORS:
+                delay = self.retry.delay(attempt, method, transport_error=True)
+                if delay is None:
+                    raise
+            attempt += 1
+            await asyncio.sleep(delay)
 
     async def get_path(self, path: str) -> Any:
         return await self.request("GET", path)

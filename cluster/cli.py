@@ -4,9 +4,12 @@ Defaults: data in ./.haru/, port 6443 on 127.0.0.1, HTTPS with a CA generated in
 an admin bearer token kept in the data dir (so a restart keeps old kubeconfigs working). The
 kubeconfig is written only once the server has answered a request, then one line names it. Runs in
 the foreground until SIGINT/SIGTERM, then stops cleanly. The controllers (namespace lifecycle,
-garbage collector) run as a supervised co-process, or as tasks with `--embedded`. The scheduler
-and hollow nodes are not built yet, so `haru up` does not start them. Flags kube-apiserver refuses
-(a bad or locked feature gate, admission manifests with their gate off) stop it before it starts.
+garbage collector) and the hollow nodes (`python -m nodes`: 4 nodes in 2 racks, 8 virtual H100 on
+2, or `--nodes`/`--gpus-per-node`/`--gpu-model`, or `-f cluster.yaml`) run as supervised
+co-processes, or as tasks with `--embedded`. Progress lines come while it starts; once every node
+is Ready a one-screen summary follows (`summary.py`). Flags kube-apiserver refuses (a bad or
+locked feature gate, admission manifests with their gate off) and a malformed cluster file stop it
+before it starts. The scheduler is not built yet: bind pods by hand (`spec.nodeName`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import signal
 import ssl
 import sys
+import time
 
 import aiohttp
 
@@ -25,7 +29,10 @@ from admission.policy import manifests
 from apiserver import componentstatuses, runner
 from apiserver.features import FeatureGates
 from client import event_loop
-from cluster import certs, kubeconfig, supervisor
+from client import kubeconfig as client_kubeconfig
+from client.rest import RestClient
+from cluster import certs, kubeconfig, summary, supervisor
+from nodes import flags as node_flags
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,8 +48,24 @@ def _parser() -> argparse.ArgumentParser:
                     help="load admission policies and bindings from the files in DIR (KEP-5793); they cannot be "
                          "changed through the API")
     up.add_argument("--embedded", action="store_true",
-                    help="run the controllers as tasks in this process instead of as a co-process")
+                    help="run the controllers and the nodes as tasks in this process instead of as co-processes")
+    node_flags.add_shape_flags(up)
+    nodes = commands.add_parser("nodes", help="look at the hollow nodes")
+    nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
+    userns_cmd = nodes_commands.add_parser("userns", help="which pod holds which user-namespace ID range, per node")
+    userns_cmd.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
     return parser
+
+
+def _shape_args(args: argparse.Namespace) -> list[str]:
+    """The flags that tell `python -m nodes` the same cluster shape."""
+    if args.cluster_file:
+        return ["--cluster-file", os.path.abspath(args.cluster_file)]
+    return ["--nodes", str(args.nodes), "--gpus-per-node", str(args.gpus_per_node), "--gpu-model", args.gpu_model]
+
+
+def _progress(text: str) -> None:
+    print(f"haru: {text}", flush=True)
 
 
 def _admin_token(data_dir: str) -> str:
@@ -83,9 +106,12 @@ def _tune_gc() -> None:
 
 
 async def up(args: argparse.Namespace) -> int:
+    began = time.monotonic()
+    shapes, grace_scale = node_flags.shape_from_args(args)
     data_dir = os.path.abspath(args.data_dir)
     token = _admin_token(data_dir)
     pki = None if args.http else certs.ensure(data_dir)
+    _progress("starting the API server")
     running = await runner.start(
         data_dir, port=args.port, ssl_context=pki.ssl_context() if pki else None,
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
@@ -97,6 +123,7 @@ async def up(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     controllers: supervisor.Component | None = None
+    nodes: supervisor.Component | None = None
     try:
         ca_pem = pki.ca_pem() if pki else None
         await _wait_until_serving(running.url, token, ca_pem)
@@ -106,8 +133,22 @@ async def up(args: argparse.Namespace) -> int:
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
         controllers = await supervisor.start_controllers(path, embedded=args.embedded)
         componentstatuses.register(running.server, "controller-manager", controllers.health)
+        if shapes:
+            _progress(f"starting {len(shapes)} hollow nodes")
+            nodes = await supervisor.start_nodes(
+                path, shapes=shapes, shape_args=_shape_args(args), kubelet_port=supervisor.free_port(),
+                state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded)
+            config = client_kubeconfig.Config.for_url(running.url, None if args.http else token, ca_pem)
+            async with RestClient(config, user_agent="haru-up") as client:
+                not_ready = await summary.wait_nodes_ready(client, [s.name for s in shapes])
+        else:
+            not_ready = []
+        print(summary.render(url=running.url, kubeconfig=path, shapes=shapes, gates=running.server.gates,
+                             seconds=time.monotonic() - began, not_ready=not_ready), flush=True)
         await stop.wait()
     finally:
+        if nodes is not None:
+            await nodes.stop()
         if controllers is not None:
             await controllers.stop()
         await running.stop()
@@ -122,10 +163,50 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
+    node_flags.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
+
+
+async def _pod_names(data_dir: str) -> dict[str, str]:
+    """uid → namespace/name from the running cluster; empty when it is not up."""
+    path = os.path.join(data_dir, "kubeconfig")
+    if not os.path.exists(path):
+        return {}
+    from client.resources import PODS
+    from client.retrying import NEVER
+    try:
+        async with RestClient(client_kubeconfig.load(path), user_agent="haru-nodes-userns", timeout=5, retry=NEVER) as c:
+            listed = await c.list(PODS)
+    except Exception:  # noqa: BLE001 - the files alone still answer the question
+        return {}
+    return {p["metadata"]["uid"]: f"{p['metadata'].get('namespace')}/{p['metadata']['name']}" for p in listed["items"]}
+
+
+def nodes_userns(args: argparse.Namespace) -> int:
+    """The host side of user namespaces: each node's blocks, from the kubelets' own records."""
+    from nodes.kubelet import checkpoint
+
+    data_dir = os.path.abspath(args.data_dir)
+    records = checkpoint.all_userns(os.path.join(data_dir, "nodes"))
+    names = event_loop.run(_pod_names(data_dir)) if records else {}
+    rows = [("NODE", "POD", "UID", "HOST IDS", "LENGTH")]
+    for node, pods in records.items():
+        for uid, mapping in sorted(pods.items(), key=lambda item: item[1]["uidMappings"][0]["hostId"]):
+            entry = mapping["uidMappings"][0]
+            first, length = int(entry["hostId"]), int(entry["length"])
+            rows.append((node, names.get(uid, "<unknown>"), uid, f"{first}-{first + length - 1}", str(length)))
+    if len(rows) == 1:
+        print("No pods with hostUsers: false.")
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "nodes":
+        return nodes_userns(args)
     if args.command == "up":
         try:
             _check_flags(args)

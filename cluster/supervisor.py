@@ -1,11 +1,13 @@
-"""Start haru's co-processes and keep them running: the controllers today, the scheduler and
-hollow nodes later, either as child processes or as tasks in the caller's event loop.
+"""Start haru's co-processes and keep them running: the controllers and the hollow nodes (the
+scheduler later), either as child processes or as tasks in the caller's event loop.
 
 `start_controllers(...)` is the one call `haru up` needs: with `embedded=False` it runs
 `python -m controllers --kubeconfig PATH` as a `CoProcess` (restarted with backoff if it exits
 unasked, stopped with SIGTERM then SIGKILL); with `embedded=True` it runs the same controllers as
 asyncio tasks over the kubeconfig, or over a URL, token and CA. Either way the caller gets an
 object with `async stop()`. The controllers themselves live in `controllers/builtin.py`.
+`start_nodes(...)` does the same for `python -m nodes` (the kubelets live in `nodes/host.py`);
+`free_port()` picks the kubelet endpoint's port before the nodes start.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from client import kubeconfig
 from client.rest import RestClient
 from controllers import builtin
 from controllers.manager import Manager
+from nodes import pools
 
 log = logging.getLogger("haru.supervisor")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -157,3 +161,56 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
         await client.close()
         raise
     return EmbeddedControllers(client, manager)
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, for the nodes' shared kubelet endpoint."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class EmbeddedNodes:
+    """The hollow kubelets as tasks in this process (`haru up --embedded`, test fixtures)."""
+
+    client: RestClient
+    host: Any  # nodes.host.NodesHost
+    name: str = "nodes"
+
+    async def stop(self) -> None:
+        await self.host.stop()
+        await self.client.close()
+
+    async def health(self) -> tuple[str, str, str]:
+        return "True", "ok", ""
+
+
+def nodes_argv(kubeconfig_path: str, shape_args: Sequence[str], *, kubelet_port: int, state_dir: str,
+               python: str = sys.executable, verbose: bool = False) -> list[str]:
+    argv = [python, "-m", "nodes", "--kubeconfig", kubeconfig_path, "--kubelet-port", str(kubelet_port),
+            "--state-dir", state_dir, *shape_args]
+    return argv + ["--verbose"] if verbose else argv
+
+
+async def start_nodes(kubeconfig_path: str, *, shapes: list[pools.NodeShape], shape_args: Sequence[str],
+                      kubelet_port: int, state_dir: str, grace_scale: float, embedded: bool = False,
+                      output: IO[Any] | int | None = None, verbose: bool = False) -> Component:
+    """Run the hollow kubelets; `shape_args` are the flags that describe `shapes` to the co-process."""
+    if not embedded:
+        argv = nodes_argv(kubeconfig_path, shape_args, kubelet_port=kubelet_port, state_dir=state_dir, verbose=verbose)
+        argv += ["--grace-period-scale", str(grace_scale)]
+        return await CoProcess("nodes", argv, output=output).start()
+    # Imported here: `haru up` without --embedded never loads the kubelets into the server process.
+    from nodes import host as nodes_host
+    from nodes.__main__ import USER_AGENT
+    from nodes.kubelet.kubelet import NodeSettings
+    from nodes.kubelet.pod_worker import Settings as PodSettings
+    client = RestClient(kubeconfig.load(kubeconfig_path), user_agent=USER_AGENT)
+    try:
+        hosted = await nodes_host.start(client, shapes, state_dir=state_dir, port=kubelet_port,
+                                        settings=NodeSettings(pods=PodSettings(grace_scale=grace_scale)))
+    except BaseException:
+        await client.close()
+        raise
+    return EmbeddedNodes(client, hosted)

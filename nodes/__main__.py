@@ -1,0 +1,95 @@
+"""`python -m nodes --kubeconfig PATH`: run the hollow kubelets as a co-process.
+
+The cluster's shape comes from `--cluster-file F` (see `cluster_file.py`) or from `--nodes`,
+`--gpus-per-node` and `--gpu-model`; a malformed file stops it before it connects (exit 2). It
+connects with the kubeconfig (any cluster, not only haru), waits until the API server answers,
+starts every kubelet over one client, and runs
+until SIGTERM or SIGINT, then stops without touching the pods (a restart resumes them).
+`cluster/supervisor.py` starts and restarts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import os
+import signal
+import sys
+
+from client import event_loop, kubeconfig
+from client.rest import RestClient
+from nodes import flags, host, pools
+from nodes.kubelet import node_object
+from nodes.kubelet.kubelet import NodeSettings
+from nodes.kubelet.pod_worker import Settings
+
+log = logging.getLogger("haru.nodes")
+USER_AGENT = f"kubelet/{node_object.KUBELET_VERSION} (linux/amd64) haru-nodes"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m nodes", description="haru's hollow kubelets")
+    p.add_argument("--kubeconfig", required=True, help="kubeconfig to reach the API server with")
+    p.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
+    flags.add_shape_flags(p)
+    p.add_argument("--state-dir", default=None,
+                   help="where the kubelets keep their checkpoints (default: nodes/ beside the kubeconfig)")
+    p.add_argument("--address", default="127.0.0.1", help="the nodes' InternalIP, where the kubelet endpoint listens")
+    p.add_argument("--kubelet-port", type=int, default=10250,
+                   help="the kubelet endpoint's port, advertised in every Node's daemonEndpoints")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
+    return p
+
+
+async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: float) -> int:
+    gc.set_threshold(50_000, 100, 100)  # informer caches are big trees of dicts without cycles
+    config = kubeconfig.load(args.kubeconfig, args.context)
+    state_dir = args.state_dir or os.path.join(os.path.dirname(os.path.abspath(args.kubeconfig)), "nodes")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with RestClient(config, user_agent=USER_AGENT) as client:
+        delay = 0.1
+        while not stop.is_set():
+            try:
+                await client.get_path("/version")
+                break
+            except Exception as exc:  # noqa: BLE001 - the server may simply not be up yet
+                log.info("waiting for the API server at %s: %s", config.server, exc)
+                try:
+                    await asyncio.wait_for(stop.wait(), delay)
+                except asyncio.TimeoutError:
+                    pass
+                delay = min(delay * 2, 5.0)
+        if stop.is_set():
+            return 0
+        settings = NodeSettings(pods=Settings(grace_scale=scale))
+        nodes = await host.start(client, shapes, state_dir=state_dir, address=args.address, port=args.kubelet_port,
+                                 settings=settings)
+        log.info("%d nodes registered", len(shapes))
+        # The kubelet endpoint (nodes/server.py: exec, attach, logs) listens here, once for the
+        # whole process, at nodes.address:nodes.port, serving from nodes.view.
+        try:
+            await stop.wait()
+        finally:
+            await nodes.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        shapes, scale = flags.shape_from_args(args)
+    except ValueError as exc:
+        print(f"nodes: {exc}", file=sys.stderr)
+        return 2
+    return event_loop.run(_main(args, shapes, scale))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""`Kubelet`: one hollow node — its Node, its Lease, its driver, and a worker per pod bound to it.
+
+`start()`:
+1. Register the Node (POST with status; if it exists, as after a restart, reconcile labels and
+   write the status again).
+2. Create or renew the Lease, start the DRA driver through `devices_seam`, and list and watch
+   the pods with `spec.nodeName=<me>` (a field-selected informer).
+3. Once that list is in: re-derive user-namespace blocks from the checkpoints of pods that still
+   exist, resume the pods an earlier incarnation started (`PodWorker(recovered=True)`), and admit
+   the rest in creation order.
+Node status is written again only when it changes or every `report_interval` (the kubelet's
+nodeStatusReportFrequency, 5 min); the Lease carries liveness every 10 s. Hosted by `nodes.host`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from client import errors
+from client.informer import Event, Informer
+from client.resources import NODES, PODS
+from client.rest import RestClient
+from nodes import pools, userns
+from nodes.kubelet import admission, checkpoint, crash_backoff, devices_seam, events, ipam, node_object
+from nodes.kubelet.lease import LeaseKeeper
+from nodes.kubelet.pod_worker import PodWorker, Settings
+from nodes.runtime.records import ContainerRecord, Registry, rfc3339
+
+log = logging.getLogger("haru.nodes.kubelet")
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NodeSettings:
+    pods: Settings = Settings()
+    report_interval: float = 300.0
+    lease_duration: int = 40
+    ids_per_pod: int = userns.UNIT
+
+
+class Kubelet:
+    def __init__(self, client: RestClient, shape: pools.NodeShape, *, registry: Registry, state_dir: str,
+                 address: str = "127.0.0.1", port: int = 10250, settings: NodeSettings = NodeSettings()) -> None:
+        self.client = client
+        self.shape = shape
+        self.name = shape.name
+        self.registry = registry
+        self.host_ip = address
+        self.port = port
+        self.node_settings = settings
+        self.settings = settings.pods
+        self.checkpoint = checkpoint.Checkpoint(state_dir, shape.name)
+        self.userns = userns.Allocator(shape.userns_blocks, settings.ids_per_pod)
+        self.ips = ipam.PodIPs(shape.pod_cidr)
+        self.backoff = crash_backoff.CrashBackoff()
+        self.node: Obj = {}
+        self.driver: Any = None
+        self.workers: dict[str, PodWorker] = {}
+        self.finished: dict[str, Obj] = {}  # pods this node will not run (rejected, or done before we came)
+        self.informer: Informer | None = None
+        self.ready = asyncio.Event()
+        self._node_dirty = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._boot_id = self.checkpoint.boot_id()
+
+    # -- start and stop ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.node = await self._register()
+        lease = LeaseKeeper(self.client, self.name, self.node["metadata"]["uid"],
+                            duration=self.node_settings.lease_duration)
+        await lease.renew_once()
+        self._spawn(lease.run(), "lease")
+        self._spawn(self._report_status(), "node status")
+        self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
+        self.informer = Informer.for_resource(self.client, PODS, None, field_selector=f"spec.nodeName={self.name}")
+        self.informer.start()
+        await self.informer.wait_synced()
+        self._resume(self.informer.store.list())
+        self.informer.add_handler(self._on_event)
+        self.ready.set()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.informer is not None:
+            await self.informer.stop()
+        await asyncio.gather(*(w.stop() for w in self.workers.values()), return_exceptions=True)
+        if self.driver is not None:
+            await devices_seam.stop_driver(self.driver)
+
+    def _spawn(self, coro: Any, what: str) -> None:
+        self._tasks.append(asyncio.create_task(coro, name=f"{self.name} {what}"))
+
+    # -- the Node ----------------------------------------------------------------------------
+
+    async def _register(self) -> Obj:
+        now = datetime.now(timezone.utc)
+        desired = node_object.registration(self.shape, address=self.host_ip, port=self.port, boot_id=self._boot_id,
+                                           now=now)
+        try:
+            return await self.client.create(NODES, desired)
+        except errors.APIError as exc:
+            if not errors.is_already_exists(exc):
+                raise
+        existing = await self.client.get(NODES, self.name)
+        # Registered before (a restart): keep what others set, put back our labels, report again.
+        patch = {"metadata": {"labels": desired["metadata"]["labels"]}}
+        if not (existing.get("spec") or {}).get("podCIDR"):
+            patch["spec"] = {"podCIDR": self.shape.pod_cidr, "podCIDRs": [self.shape.pod_cidr]}
+        await self.client.patch(NODES, self.name, patch)
+        since = {c["type"]: c.get("lastTransitionTime") for c in (existing.get("status") or {}).get("conditions") or []
+                 if c.get("type") and c.get("status") == ("True" if c["type"] == "Ready" else "False")}
+        status = node_object.status(self.shape, address=self.host_ip, port=self.port, boot_id=self._boot_id, now=now,
+                                    since=since)
+        return await self.client.patch(NODES, self.name, {"status": status}, patch_type="merge", subresource="status")
+
+    def request_status_update(self) -> None:
+        self._node_dirty.set()
+
+    async def _report_status(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._node_dirty.wait(), self.node_settings.report_interval)
+            except asyncio.TimeoutError:
+                pass
+            self._node_dirty.clear()
+            since = {c["type"]: c["lastTransitionTime"] for c in (self.node.get("status") or {}).get("conditions") or []}
+            conditions = node_object.conditions(datetime.now(timezone.utc), since)
+            try:
+                self.node = await self.client.patch(NODES, self.name, {"status": {"conditions": conditions}},
+                                                    patch_type="strategic", subresource="status")
+            except Exception as exc:  # noqa: BLE001 - try again at the next interval
+                log.warning("node %s: status update failed: %s", self.name, exc)
+                await asyncio.sleep(1.0)
+                self._node_dirty.set()
+
+    # -- pods --------------------------------------------------------------------------------
+
+    def _resume(self, pods: list[Obj]) -> None:
+        present = {p["metadata"]["uid"] for p in pods}
+        for uid, mapping in self.checkpoint.userns().items():
+            if uid not in present:
+                self.checkpoint.remove(uid)  # an orphan: its pod went while we were away
+                continue
+            entry = (mapping.get("uidMappings") or [{}])[0]
+            try:
+                self.userns.restore(uid, int(entry["hostId"]), int(entry["length"]))
+            except (KeyError, ValueError) as exc:
+                log.warning("node %s: pod %s: ignoring its user namespace record: %s", self.name, uid, exc)
+        fresh = []
+        for pod in pods:
+            status = pod.get("status") or {}
+            if status.get("phase") in ("Succeeded", "Failed"):
+                self.finished[pod["metadata"]["uid"]] = pod
+            elif status.get("startTime"):
+                worker = PodWorker(self, pod, recovered=True)
+                self.workers[worker.uid] = worker
+                worker.start()
+            else:
+                fresh.append(pod)
+        fresh.sort(key=lambda p: (p["metadata"].get("creationTimestamp") or "", p["metadata"]["name"]))
+        for pod in fresh:
+            self._admit(pod)
+
+    def _on_event(self, event: Event) -> None:
+        pod = event.obj
+        uid = (pod.get("metadata") or {}).get("uid")
+        if not uid:
+            return
+        if event.type == "DELETED":
+            worker = self.workers.pop(uid, None)
+            if worker is not None:
+                worker.gone()
+            self.finished.pop(uid, None)
+            self.userns.release(uid)
+            self.checkpoint.remove(uid)
+            return
+        if event.old is not None and (event.old.get("metadata") or {}).get("uid") not in (None, uid):
+            self._on_event(Event("DELETED", event.old))  # deleted and recreated under the same name
+        worker = self.workers.get(uid)
+        if worker is not None:
+            worker.update(pod)
+        elif uid not in self.finished:
+            self._admit(pod)
+
+    def _admit(self, pod: Obj) -> None:
+        uid = pod["metadata"]["uid"]
+        running = [w.pod for w in self.workers.values() if not w.done]
+        rejection = admission.admit(pod, self.node, running)
+        if rejection is None:
+            worker = PodWorker(self, pod)
+            self.workers[uid] = worker
+            worker.start()
+            return
+        self.finished[uid] = pod
+        if rejection.reason == "NodeAffinity":
+            # Our copy of the Node may predate a new label: upstream fetches it again and re-checks.
+            self._spawn(self._admit_with_fresh_node(pod), f"admit {pod['metadata']['name']}")
+        else:
+            self._spawn(self._reject(pod, rejection), f"reject {pod['metadata']['name']}")
+
+    async def _admit_with_fresh_node(self, pod: Obj) -> None:
+        uid = pod["metadata"]["uid"]
+        try:
+            self.node = await self.client.get(NODES, self.name)
+        except errors.APIError as exc:
+            log.warning("node %s: could not read its Node again: %s", self.name, exc)
+        if self.finished.get(uid) is not pod:
+            return  # deleted meanwhile
+        current = self.informer.store.get(f"{pod['metadata'].get('namespace')}/{pod['metadata']['name']}") \
+            if self.informer else None
+        latest = current if current is not None and current["metadata"].get("uid") == uid else pod
+        running = [w.pod for w in self.workers.values() if not w.done]
+        rejection = admission.admit(latest, self.node, running)
+        if rejection is None:
+            del self.finished[uid]
+            worker = PodWorker(self, latest)
+            self.workers[uid] = worker
+            worker.start()
+        else:
+            await self._reject(latest, rejection)
+
+    async def _reject(self, pod: Obj, rejection: admission.Rejection) -> None:
+        meta = pod["metadata"]
+        message = "Pod was rejected: " + rejection.message
+        await events.record(self.client, self.name, pod, "Warning", rejection.reason, rejection.message)
+        status = {"phase": "Failed", "reason": rejection.reason, "message": message,
+                  "startTime": (pod.get("status") or {}).get("startTime") or rfc3339(datetime.now(timezone.utc))}
+        qos = (pod.get("status") or {}).get("qosClass")
+        if qos:
+            status["qosClass"] = qos
+        try:
+            await self.client.patch(PODS, meta["name"], {"metadata": {"uid": meta["uid"]}, "status": status},
+                                    meta.get("namespace"), patch_type="strategic", subresource="status")
+        except errors.APIError as exc:
+            if not errors.is_not_found(exc):
+                log.warning("pod %s/%s: could not write its rejection: %s", meta.get("namespace"), meta["name"], exc)
+
+    def backoff_forget(self, uid: str, containers: dict[str, ContainerRecord]) -> None:
+        for name in containers:
+            self.backoff.forget(f"{uid}/{name}")

@@ -19,7 +19,7 @@ from apiserver import (auth, bodies, componentstatuses, discovery, errors, healt
                        requestinfo, responses, version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
-from apiserver.subresources import pods, proxy, reviews, scale, token
+from apiserver.subresources import kubelet, pods, proxy, reviews, scale, token
 
 log = logging.getLogger("haru.apiserver")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -38,6 +38,11 @@ def build(server: Server) -> web.Application:
     app[METRICS_KEY] = metrics.Metrics()
     server.extra.setdefault("authenticator", auth.Authenticator(server.admin_token, b"haru"))
     app.router.add_route("*", "/{tail:.*}", dispatch)
+
+    async def close_kubelet_connections(_: web.Application) -> None:
+        await kubelet.close(server)
+
+    app.on_cleanup.append(close_kubelet_connections)
     return app
 
 

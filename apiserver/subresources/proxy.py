@@ -4,8 +4,10 @@ the answer kube gives for why it cannot.
 The name is `name`, `name:port` or `scheme:name:port` (scheme http, https or none), as kube's
 SplitSchemeNamePort reads it; each kind then finds its target as its ResourceLocation does: a pod
 needs a global unicast pod IP, a service a declared port and an Endpoints subset with addresses,
-a node a kubelet address. haru has no pod network and no kubelets to forward to yet, so a target
-that exists answers 503. Called by `app.py` for `<resource>/<name>/proxy[/<path>]`.
+a node a kubelet address. A node's proxy goes to its kubelet's endpoint through `kubelet.py`
+(`/pods`, `/healthz`, `/metrics`, `/configz`, `/spec`, `/stats/summary`, even `/exec` upgrades); haru
+has no pod network, so a pod or service target that exists answers 503. Called by `app.py` for
+`<resource>/<name>/proxy[/<path>]`.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ from aiohttp import web
 
 from apiserver import errors, responses
 from apiserver.context import Endpoint
+from apiserver.subresources import kubelet
 
 _SCHEMES = frozenset({"", "http", "https"})
 _SINGULAR = {"pods": "pod", "services": "service", "nodes": "node"}
-# The node address types kube's kubelet connection tries, in its order.
-_NODE_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP")
 
 
 def split_scheme_name_port(target: str) -> tuple[str, str, str] | None:
@@ -50,7 +51,7 @@ async def connect(ep: Endpoint, request: web.Request) -> web.StreamResponse:
         raise _pod(ep, name)
     if kind == "services":
         raise _service(ep, target, name, port)
-    raise _node(ep, name)
+    return await _node(ep, request, name, port)
 
 
 def _global_unicast(raw: str) -> bool:
@@ -104,11 +105,15 @@ def _endpoints(ep: Endpoint, name: str) -> dict[str, Any]:
     return responses.decode(record.value)
 
 
-def _node(ep: Endpoint, name: str) -> errors.APIError:
+async def _node(ep: Endpoint, request: web.Request, name: str, port: str) -> web.StreamResponse:
     node = responses.decode(ep.stored(name).value)
-    addresses = (node.get("status") or {}).get("addresses") or []
-    if not any(a.get("type") in _NODE_ADDRESS_TYPES for a in addresses):
-        # Not a Status error in kube (NoMatchError): a 500 with an empty reason and the bare text.
-        known = " ".join(f"{{{a.get('type', '')} {a.get('address', '')}}}" for a in addresses)
-        return errors.APIError(500, "", f"no preferred addresses found; known addresses: [{known}]")
-    return errors.unavailable(f"no kubelet is serving node {name!r}: haru's hollow nodes do not serve proxy yet")
+    serving = kubelet.kubelet_of(node)
+    if port and port != str(serving.port):
+        raise errors.unavailable(f"haru's hollow nodes serve only their kubelet port {serving.port}, not {port}")
+    # Everything after .../nodes/<name>/proxy, trailing slash included (/logs/ is not /logs).
+    marker = f"/{ep.request_info.name}/proxy"
+    rest = request.path[request.path.index(marker) + len(marker):] or "/"
+    path_and_query = rest + (f"?{request.query_string}" if request.query_string else "")
+    if request.headers.get("Upgrade", "").lower() == "websocket":
+        return await kubelet.relay_upgrade(ep, request, serving, path_and_query)
+    return await kubelet.stream(ep, request, serving, path_and_query)

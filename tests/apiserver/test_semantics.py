@@ -222,10 +222,13 @@ async def test_generate_name_and_service_account_tokens(api: InProcess) -> None:
     assert status == 201 and review["status"]["user"]["username"] == "system:serviceaccount:default:robot"
 
 
-async def test_connect_subresources_say_no_node_serves_them_yet(api: InProcess) -> None:
+async def test_connect_subresources_of_an_unscheduled_pod(api: InProcess) -> None:
     await api.request("POST", PODS, json=_pod("lonely"))
-    status, answer, _ = await api.request("GET", f"{PODS}/lonely/log")
+    status, answer, _ = await api.request("GET", f"{PODS}/lonely/exec?command=true&stdout=true")
     assert status == 400 and answer["message"] == "pod lonely does not have a host assigned"
+    # kube's LogLocation has no location for it, and an empty stream is 204 No Content.
+    status, answer, _ = await api.request("GET", f"{PODS}/lonely/log")
+    assert (status, answer) == (204, "")
 
 
 async def test_a_large_list_is_streamed_whole_at_one_revision(api: InProcess) -> None:

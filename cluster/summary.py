@@ -42,10 +42,9 @@ async def wait_nodes_ready(client: RestClient, names: list[str], timeout: float 
 
 
 def _gpu_text(shape: pools.NodeShape) -> str:
-    gpu = shape.devices.get("gpu") if isinstance(shape.devices, dict) else None
-    if not isinstance(gpu, dict) or not gpu.get("count"):
+    if not shape.gpu_count:
         return "no GPUs"
-    return f"{gpu['count']}× {str(gpu.get('model', 'gpu')).upper()}"
+    return f"{shape.gpu_count}× {str(shape.devices.get('model', 'h100')).upper()}"
 
 
 def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: FeatureGates, seconds: float,

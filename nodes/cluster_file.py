@@ -11,8 +11,8 @@ and an error names `path:line: field: what is wrong`, e.g.
     - {name, count, cpu, memory, pods, ephemeralStorage, instanceType, region,
        labels: {k: v}, taints: [{key, value, effect}], zones: [..], racks: [..], devices: {...}}
 
-`devices` is any mapping: it is handed as-is to the DRA driver. Called by `cluster/cli.py` and
-`nodes/__main__.py`.
+`devices` is the DRA driver's mapping (`nodes.devices.config`); its parser checks it here, so a bad
+one is refused at start with its line. Called by `cluster/cli.py` and `nodes/__main__.py`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from nodes import pools
+from nodes.devices import config as devices_config
 
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
@@ -187,7 +188,32 @@ def _pool(reader: _Reader, node: yaml.Node, field: str) -> pools.Pool:
     if "devices" in fields:
         reader.mapping(fields["devices"][1], f"{field}.devices")
         kwargs["devices"] = reader.plain(fields["devices"][1])
+        _check_devices(reader, fields["devices"][1], f"{field}.devices", kwargs["devices"])
     return pools.Pool(**kwargs)
+
+
+def _check_devices(reader: _Reader, node: yaml.Node, field: str, devices: Any) -> None:
+    """The driver's own parser decides (`nodes.devices.config.parse`); its first error names the line."""
+    try:
+        devices_config.parse(devices)
+    except devices_config.DevicesConfigError as exc:
+        path, message = exc.errors[0]
+        raise reader.fail(_node_at(node, path), devices_config.format_path(path, field), message) from None
+
+
+def _node_at(node: yaml.Node, path: tuple[Any, ...]) -> yaml.Node:
+    """The YAML node a devices error points at, as deep as the path goes (for its line)."""
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            found = [v for k, v in node.value if k.value == str(part)]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            found = node.value[part:part + 1]
+        else:
+            found = []
+        if not found:
+            return node
+        node = found[0]
+    return node
 
 
 def _check_label(reader: _Reader, knode: yaml.Node, vnode: yaml.Node, field: str, key: str, value: str) -> None:

@@ -2,8 +2,9 @@
 
 A `Pool` is what a cluster file or the `haru up` flags describe (count, cpu, memory, pods,
 labels, taints, zone and rack spread, devices); `expand(pools)` turns pools into `NodeShape`s with
-their names, zone, rack, podCIDR and instance type fixed. `devices` is passed through untouched to
-the DRA driver (`nodes/devices/`, behind `kubelet/devices_seam.py`). `default_pools(...)` is the
+their names, zone, rack, podCIDR and instance type fixed. `devices` is the DRA driver's mapping
+(`nodes.devices.config`; the flags stand for `config.flags_mapping`), handed to the driver behind
+`kubelet/devices_seam.py`. `default_pools(...)` is the
 cluster `haru up` starts without `-f`. Read by `cluster_file.py`, `kubelet/` and `cluster/cli.py`.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
+
+from nodes.devices import config as devices_config
 
 # Well-known topology labels. There is no upstream-registered rack label; `topology.kubernetes.io/rack`
 # is the key the 1.36 Workload API's own topology examples name (shared/reference/api-1.36.md §1.8)
@@ -50,7 +53,7 @@ class Pool:
     zones: tuple[str, ...] = ("local-a",)
     racks: tuple[str, ...] = ("rack-1", "rack-2")
     region: str = DEFAULT_REGION
-    devices: dict[str, Any] = field(default_factory=dict)  # opaque: the DRA driver's business
+    devices: dict[str, Any] = field(default_factory=dict)  # the DRA driver's mapping (nodes.devices.config)
     userns_blocks: int = 65535  # ID blocks of idsPerPod above 65536 (the kubelet's default range: 2^32 - 65536)
 
 
@@ -85,8 +88,7 @@ class NodeShape:
 
     @property
     def gpu_count(self) -> int:
-        gpu = self.devices.get("gpu") if isinstance(self.devices, dict) else None
-        return int(gpu.get("count", 0)) if isinstance(gpu, dict) else 0
+        return devices_config.gpu_count(self.devices)
 
 
 def expand(pools: list[Pool]) -> list[NodeShape]:
@@ -118,7 +120,7 @@ def default_pools(nodes: int = 4, gpus_per_node: int = 8, gpu_model: str = "h100
     if gpu_nodes:
         instance, cpu, memory = GPU_INSTANCE[gpu_model]
         pools.append(Pool("gpu", gpu_nodes, cpu=cpu, memory=memory, instance_type=instance,
-                          ephemeral_storage="1Ti", devices={"gpu": {"model": gpu_model, "count": gpus_per_node}}))
+                          ephemeral_storage="1Ti", devices=devices_config.flags_mapping(gpus_per_node, gpu_model)))
     if nodes - gpu_nodes:
         pools.append(Pool("cpu", nodes - gpu_nodes))
     return pools

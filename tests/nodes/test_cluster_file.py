@@ -20,7 +20,9 @@ pools:
   - {key: nvidia.com/gpu, value: present, effect: NoSchedule}
   racks: [r1, r2, r3]
   devices:
-    gpu: {model: a100, count: 8, mig: {profile: 1g.10gb}}
+    gpus: 8
+    model: a100
+    mig: {gpus: all, profiles: [1g.10gb]}
 - name: web
   count: 1
 """
@@ -31,7 +33,7 @@ def test_default_cluster_is_four_nodes_in_two_racks_with_gpus_on_two() -> None:
     assert [s.name for s in shapes] == ["gpu-0", "gpu-1", "cpu-0", "cpu-1"]
     assert [s.rack for s in shapes] == ["rack-1", "rack-2", "rack-1", "rack-2"]
     assert [s.gpu_count for s in shapes] == [8, 8, 0, 0]
-    assert shapes[0].devices == {"gpu": {"model": "h100", "count": 8}}
+    assert shapes[0].devices == {"gpus": 8, "model": "h100"}
     assert [s.pod_cidr for s in shapes] == ["10.244.0.0/24", "10.244.1.0/24", "10.244.2.0/24", "10.244.3.0/24"]
 
 
@@ -56,7 +58,7 @@ def test_a_good_file_gives_its_pools_with_devices_passed_through() -> None:
     train, web = parsed.pools
     assert (train.count, train.cpu, train.memory, train.labels) == (3, "96", "1152Gi", {"team": "ml"})
     assert train.taints == ({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},)
-    assert train.devices == {"gpu": {"model": "a100", "count": 8, "mig": {"profile": "1g.10gb"}}}
+    assert train.devices == {"gpus": 8, "model": "a100", "mig": {"gpus": "all", "profiles": ["1g.10gb"]}}
     assert [s.rack for s in pools.expand(parsed.pools)] == ["r1", "r2", "r3", "rack-1"]
     assert web.cpu == pools.CPU_INSTANCE[1]
 
@@ -73,6 +75,10 @@ def test_a_good_file_gives_its_pools_with_devices_passed_through() -> None:
      'cluster.yaml:4: pools[1].name: "a" is used by an earlier pool'),
     ("pools:\n- name: a\n  count: 1\n  devices: [gpu]\n", "cluster.yaml:4: pools[0].devices: must be a mapping, got a list"),
     ("pools:\n- name: a\n  count: 1\n  labels: {'bad key!': x}\n", "cluster.yaml:4: pools[0].labels.bad key!: \"bad key!\" is not a valid label key"),
+    ("pools:\n- name: a\n  count: 1\n  devices:\n    gpus: 4\n    model: b300\n",
+     "cluster.yaml:6: pools[0].devices.model: "),
+    ("pools:\n- name: a\n  count: 1\n  devices:\n    gpus: 2\n    mig: {gpus: [0, 5]}\n",
+     "cluster.yaml:6: pools[0].devices.mig.gpus[1]: "),
     ("kind: Cluster\n", "cluster.yaml:1: pools: is required"),
     ("pools: [\n", "cluster.yaml:2: not valid YAML"),
     ("gracePeriodScale: fast\npools:\n- {name: a, count: 1}\n", 'cluster.yaml:1: gracePeriodScale: must be a number ≥ 0, got "fast"'),

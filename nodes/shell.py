@@ -581,15 +581,17 @@ async def execute(command: Sequence[str] | str, context: Context, write: Write,
 
 
 async def interactive(context: Context, read_line: Callable[[], Awaitable[str | None]], write: Write,
-                      sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> int:
+                      sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, prompt: str = PROMPT) -> int:
     """A shell on a terminal: prompt, read a line (None or "" at end of input), run it, repeat.
 
-    Line numbers in messages count the lines read, and `$?` carries over, as in dash.
+    Line numbers in messages count the lines read, and `$?` carries over, as in dash. `sh` with its
+    commands on a pipe (`kubectl exec -i POD -- sh`) reads them the same way with no prompt ("").
     """
     shell = _Shell(context)
     line_number = 0
     while True:
-        await _emit(write, "stderr", PROMPT)
+        if prompt:
+            await _emit(write, "stderr", prompt)
         line = await read_line()
         if not line:
             return shell.status

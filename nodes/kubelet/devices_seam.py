@@ -9,6 +9,7 @@ driver may have:
   ResourceClaim.
 - `allocated_resources_status(pod, container, claims) -> list | None`: the container's
   `allocatedResourcesStatus`.
+- `health.listeners`: callbacks run when a device's health changes (`on_health_change`).
 - `async stop()`.
 Without `nodes/devices/` (or for a node with no devices) the kubelet runs without a driver.
 """
@@ -46,6 +47,13 @@ def resources_status(driver: Any, pod: dict[str, Any], container: dict[str, Any]
                      claims: dict[str, Any]) -> list[dict[str, Any]] | None:
     hook = getattr(driver, "allocated_resources_status", None)
     return hook(pod, container, claims) if hook is not None else None
+
+
+def on_health_change(driver: Any, callback: Any) -> None:
+    """Call `callback()` whenever the driver's devices change health (pods' status must be rendered again)."""
+    listeners = getattr(getattr(driver, "health", None), "listeners", None)
+    if listeners is not None:
+        listeners.append(callback)
 
 
 async def stop_driver(driver: Any) -> None:

@@ -77,6 +77,7 @@ class Kubelet:
         self._spawn(lease.run(), "lease")
         self._spawn(self._report_status(), "node status")
         self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
+        devices_seam.on_health_change(self.driver, self._devices_changed)
         self.informer = Informer.for_resource(self.client, PODS, None, field_selector=f"spec.nodeName={self.name}")
         self.informer.start()
         await self.informer.wait_synced()
@@ -93,6 +94,10 @@ class Kubelet:
         await asyncio.gather(*(w.stop() for w in self.workers.values()), return_exceptions=True)
         if self.driver is not None:
             await devices_seam.stop_driver(self.driver)
+
+    def _devices_changed(self) -> None:
+        for worker in list(self.workers.values()):
+            worker.update(worker.pod)  # renders allocatedResourcesStatus again
 
     def _spawn(self, coro: Any, what: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=f"{self.name} {what}"))

@@ -72,7 +72,8 @@ class ServedContainer:
         hostname = (pod.get("spec") or {}).get("hostname") or worker.record.name
         return shell.Context(env=self.env(), hostname=hostname, uid_map=_id_map(worker.record.userns, "uidMappings"),
                              gid_map=_id_map(worker.record.userns, "gidMappings"), gpu_lines=list(gpu_lines),
-                             dev_entries=list(dev_entries), tty=tty)
+                             dev_entries=list(dev_entries), tty=tty,
+                             boot_time=self.record.started_at.timestamp() if self.record.started_at else 0.0)
 
     async def exec(self, command: list[str], streams: Streams) -> int:
         write = _writer(streams)

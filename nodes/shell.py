@@ -544,8 +544,8 @@ class _Shell:
                 return
             argv = [w.text.replace(_STATUS, str(self.status)) for w in words]
             line = words[0].line
-            # Where each stream goes: "" = onwards (the pipe or the caller), else a file path.
-            targets = {"out": "" if k == len(commands) - 1 else "|", "err": ""}
+            # Where each stream goes: "@out"/"@err" = the caller's stdout/stderr, "|" = the pipe, else a file.
+            targets = {"out": "@out" if k == len(commands) - 1 else "|", "err": "@err"}
             for op, path in redirects:
                 path = path if not path or path.startswith("/") else "/" + path  # the working directory is /
                 stream = "err" if op.startswith("2") else "out"
@@ -562,8 +562,10 @@ class _Shell:
             captured: list[str] = []
             for kind, value in self.simple(argv, stdin, line, True):
                 target = targets.get(kind)
-                if target is None or target == "":
+                if target is None:
                     yield kind, value
+                elif target.startswith("@"):
+                    yield target[1:], value
                 elif target == "|":
                     captured.append(str(value))
                 elif target != "/dev/null":

@@ -9,7 +9,8 @@
    exist, resume the pods an earlier incarnation started (`PodWorker(recovered=True)`), and admit
    the rest in creation order.
 Node status is written again only when it changes or every `report_interval` (the kubelet's
-nodeStatusReportFrequency, 5 min); the Lease carries liveness every 10 s. Hosted by `nodes.host`.
+nodeStatusReportFrequency, 5 min); the Lease carries liveness every 10 s. Everything a kubelet runs
+(lease, status reports, pod workers) lives in one asyncio task group. Hosted by `nodes.host`.
 """
 
 from __future__ import annotations
@@ -64,33 +65,48 @@ class Kubelet:
         self.informer: Informer | None = None
         self.ready = asyncio.Event()
         self._node_dirty = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._group: asyncio.TaskGroup | None = None
+        self._group_task: asyncio.Task[None] | None = None
         self._boot_id = self.checkpoint.boot_id()
 
     # -- start and stop ----------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Register, heartbeat once, list our pods; then the kubelet runs as one task group."""
         self.node = await self._register()
         lease = LeaseKeeper(self.client, self.name, self.node["metadata"]["uid"],
                             duration=self.node_settings.lease_duration)
         await lease.renew_once()
-        self._spawn(lease.run(), "lease")
-        self._spawn(self._report_status(), "node status")
         self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
         devices_seam.on_health_change(self.driver, self._devices_changed)
         self.informer = Informer.for_resource(self.client, PODS, None, field_selector=f"spec.nodeName={self.name}")
         self.informer.start()
         await self.informer.wait_synced()
-        self._resume(self.informer.store.list())
-        self.informer.add_handler(self._on_event)
-        self.ready.set()
+        self._group_task = asyncio.create_task(self._run(lease), name=f"kubelet {self.name}")
+        ready = asyncio.create_task(self.ready.wait())
+        await asyncio.wait({ready, self._group_task}, return_when=asyncio.FIRST_COMPLETED)
+        if not ready.done():
+            ready.cancel()
+            self._group_task.result()  # the group ended before it was ready: say why
+
+    async def _run(self, lease: LeaseKeeper) -> None:
+        # One task group per kubelet: its lease, its status reports and its pod workers live and
+        # end together; stopping the kubelet cancels the group.
+        async with asyncio.TaskGroup() as group:
+            self._group = group
+            group.create_task(lease.run(), name=f"{self.name} lease")
+            group.create_task(self._report_status(), name=f"{self.name} node status")
+            assert self.informer is not None
+            self._resume(self.informer.store.list())
+            self.informer.add_handler(self._on_event)
+            self.ready.set()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.informer is not None:
             await self.informer.stop()
+        if self._group_task is not None:
+            self._group_task.cancel()
+            await asyncio.gather(self._group_task, return_exceptions=True)
         await asyncio.gather(*(w.stop() for w in self.workers.values()), return_exceptions=True)
         if self.driver is not None:
             await devices_seam.stop_driver(self.driver)
@@ -100,7 +116,13 @@ class Kubelet:
             worker.update(worker.pod)  # renders allocatedResourcesStatus again
 
     def _spawn(self, coro: Any, what: str) -> None:
-        self._tasks.append(asyncio.create_task(coro, name=f"{self.name} {what}"))
+        if self._group is None:
+            raise RuntimeError(f"kubelet {self.name} is not running")
+        self._group.create_task(_logged(coro, f"{self.name} {what}"), name=f"{self.name} {what}")
+
+    def _start_worker(self, worker: PodWorker) -> None:
+        self.workers[worker.uid] = worker
+        self._spawn(worker.run(), f"pod {worker.key}")
 
     # -- the Node ----------------------------------------------------------------------------
 
@@ -164,9 +186,7 @@ class Kubelet:
             if status.get("phase") in ("Succeeded", "Failed"):
                 self.finished[pod["metadata"]["uid"]] = pod
             elif status.get("startTime"):
-                worker = PodWorker(self, pod, recovered=True)
-                self.workers[worker.uid] = worker
-                worker.start()
+                self._start_worker(PodWorker(self, pod, recovered=True))
             else:
                 fresh.append(pod)
         fresh.sort(key=lambda p: (p["metadata"].get("creationTimestamp") or "", p["metadata"]["name"]))
@@ -199,9 +219,7 @@ class Kubelet:
         running = [w.pod for w in self.workers.values() if not w.done]
         rejection = admission.admit(pod, self.node, running)
         if rejection is None:
-            worker = PodWorker(self, pod)
-            self.workers[uid] = worker
-            worker.start()
+            self._start_worker(PodWorker(self, pod))
             return
         self.finished[uid] = pod
         if rejection.reason == "NodeAffinity":
@@ -225,9 +243,7 @@ class Kubelet:
         rejection = admission.admit(latest, self.node, running)
         if rejection is None:
             del self.finished[uid]
-            worker = PodWorker(self, latest)
-            self.workers[uid] = worker
-            worker.start()
+            self._start_worker(PodWorker(self, latest))
         else:
             await self._reject(latest, rejection)
 
@@ -250,3 +266,13 @@ class Kubelet:
     def backoff_forget(self, uid: str, containers: dict[str, ContainerRecord]) -> None:
         for name in containers:
             self.backoff.forget(f"{uid}/{name}")
+
+
+async def _logged(coro: Any, what: str) -> None:
+    """A task of the group that fails is logged, not allowed to take the whole kubelet down."""
+    try:
+        await coro
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - one pod's trouble is not the node's
+        log.exception("%s failed", what)

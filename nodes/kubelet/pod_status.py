@@ -30,6 +30,8 @@ class PodState:
     start_time: str = ""
     sandbox_ready: bool = False
     terminal: bool = False  # the kubelet will run nothing more in this pod (deleted, or done)
+    reason: str = ""  # why the kubelet failed the whole pod (DeadlineExceeded)
+    message: str = ""
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)  # type → (status, lastTransitionTime)
     resources_status: Callable[[Obj, Obj], list[Obj] | None] | None = None  # the DRA driver's health report
 
@@ -228,6 +230,9 @@ def render(pod: Obj, state: PodState, now: datetime) -> Obj:
     generation = (pod.get("metadata") or {}).get("generation")
     if generation is not None:
         status["observedGeneration"] = generation
+    if state.reason:
+        pod_phase = "Failed"
+        status["reason"], status["message"] = state.reason, state.message
     status["phase"] = pod_phase
     status["conditions"] = conditions(pod, state, pod_phase, stamp)
     status["hostIP"] = state.host_ip

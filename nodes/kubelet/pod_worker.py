@@ -8,10 +8,10 @@ Order, as the kubelet's pod worker and runtime manager run it:
 3. Init containers one by one (a sidecar, `restartPolicy: Always`, only has to start), then every
    regular container.
 Each container runs its behaviour steps (`runtime/behaviour.py`). Then restartPolicy and the
-CrashLoopBackOff timing (`crash_backoff.py`) decide whether it starts again. Deletion stops the
-containers after the grace period times `grace_scale` (a container still running is killed: 137),
-writes the final status, and deletes the pod with gracePeriodSeconds=0 and the pod's uid as
-precondition. `recover()` rebuilds the state from a pod's own status after a restart. Status
+CrashLoopBackOff timing (`crash_backoff.py`) decide whether it starts again. Deletion sends
+SIGTERM (a process the table says handles it exits at once), then SIGKILL to what still runs after
+the grace period times `grace_scale` (exit code 137). Then it writes the final status and deletes
+the pod with gracePeriodSeconds=0 and the pod's uid as precondition. `recover()` rebuilds the state from a pod's own status after a restart. Status
 writes are coalesced: one writer task sends what `pod_status.render` says now, if it changed.
 """
 
@@ -103,10 +103,17 @@ class PodWorker:
 
     # -- driven by the kubelet ---------------------------------------------------------------
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"pod {self.key}")
+    async def run(self) -> None:
+        """The worker's whole life; the kubelet runs it as a task of its task group."""
+        self._task = asyncio.current_task()
         if self.pod["metadata"].get("deletionTimestamp"):
             self._deleting.set()
+        try:
+            await self._run()
+        finally:
+            if self._task is not None and self._task.cancelling():
+                for task in self._runners.values():
+                    task.cancel()
 
     def update(self, pod: Obj) -> None:
         self.pod = pod
@@ -116,7 +123,7 @@ class PodWorker:
 
     async def stop(self) -> None:
         """Stop simulating without touching the API (the process is shutting down)."""
-        tasks = [t for t in (self._task, *self._runners.values()) if t is not None]
+        tasks = [t for t in (self._task, *self._runners.values()) if t is not None and t is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -140,11 +147,18 @@ class PodWorker:
                 await self._recover_env()
             life = asyncio.create_task(self._lifecycle(), name=f"lifecycle {self.key}")
             deletion = asyncio.create_task(self._deleting.wait())
-            await asyncio.wait({life, deletion}, return_when=asyncio.FIRST_COMPLETED)
+            deadline = asyncio.create_task(self._active_deadline())
+            await asyncio.wait({life, deletion, deadline}, return_when=asyncio.FIRST_COMPLETED)
+            deadline.cancel()
             if not deletion.done():
-                # Everything that was going to run has run: the pod is terminal; stop its sidecars.
-                if life.exception() is not None:
+                if not life.done():  # activeDeadlineSeconds ran out: the kubelet fails the pod
+                    life.cancel()
+                    await asyncio.gather(life, return_exceptions=True)
+                    self.state.reason = "DeadlineExceeded"
+                    self.state.message = "Pod was active on the node longer than the specified deadline"
+                elif not life.cancelled() and life.exception() is not None:
                     log.error("pod %s: lifecycle failed: %r", self.key, life.exception())
+                # Everything that was going to run has run: the pod is terminal; stop its sidecars.
                 await self._stop_containers(self._grace(default=True))
                 await self._flush()
                 await deletion
@@ -157,6 +171,14 @@ class PodWorker:
         finally:
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
+
+    async def _active_deadline(self) -> None:
+        seconds = (self.pod.get("spec") or {}).get("activeDeadlineSeconds")
+        if seconds is None:
+            await asyncio.Event().wait()
+            return
+        started = parse_time(self.state.start_time) or _now()
+        await asyncio.sleep(max(0.0, float(seconds) - (_now() - started).total_seconds()))
 
     async def _lifecycle(self) -> None:
         if not self.state.sandbox_ready:
@@ -314,6 +336,7 @@ class PodWorker:
         moment = c.started_at or _now()
         resumed_logs = bool(c.logs)
         for step in behaviour.plan(spec, self.pod["metadata"].get("annotations")):
+            c.on_term = step.on_term
             if step.kind == "print":
                 if not resumed_logs or moment > c.logs[-1].time:
                     c.log(step.value, moment=moment)
@@ -360,6 +383,13 @@ class PodWorker:
 
     async def _stop_containers(self, grace: float) -> None:
         self.terminating = True
+        now = _now()
+        for name, task in self._runners.items():
+            c = self.record.containers[name]
+            if not task.done() and c.state == "running" and c.on_term is not None:
+                task.cancel()  # it exits on SIGTERM: no need to wait out the grace period
+                await asyncio.gather(task, return_exceptions=True)
+                self._finish(c, c.on_term, now)
         running = [t for t in self._runners.values() if not t.done()]
         if running:
             _, pending = await asyncio.wait(running, timeout=grace)

@@ -2,7 +2,7 @@
 
 `compile_rules()` reads the table once; `plan(container, annotations)` turns a container's command
 line (or the `behavior.haru.dev/<name>` annotation that overrides it) into `Step`s: wait, exit,
-print or forever. `kubelet/pod_worker.py` runs the steps; nothing here touches the clock. The
+print or forever, each knowing what the process does on SIGTERM. `kubelet/pod_worker.py` runs the steps; nothing here touches the clock. The
 table's own comments say how a command line is split and matched.
 """
 
@@ -28,6 +28,7 @@ class Step:
     kind: str  # "wait" | "exit" | "print" | "forever"
     value: Any = None  # seconds, exit code, text
     rule: str = ""
+    on_term: int | None = None  # the exit code on SIGTERM; None: ignores it until killed
 
 
 @dataclass(frozen=True)
@@ -35,19 +36,20 @@ class Rule:
     name: str
     pattern: re.Pattern[str]
     do: dict[str, Any]
+    on_term: int | None = None
 
     def step(self, match: re.Match[str]) -> Step:
         kind, template = next(iter(self.do.items()))
         groups = {k: (v or "") for k, v in match.groupdict().items()}
         value = str(template).format(**groups) if isinstance(template, str) else template
         if kind == "wait":
-            return Step("wait", float(value), self.name)
+            return Step("wait", float(value), self.name, self.on_term)
         if kind == "exit":
-            return Step("exit", int(value or 0) % 256, self.name)
+            return Step("exit", int(value or 0) % 256, self.name, self.on_term)
         if kind == "print":
-            return Step("print", value, self.name)
+            return Step("print", value, self.name, self.on_term)
         if kind == "forever":
-            return Step("forever", None, self.name)
+            return Step("forever", None, self.name, self.on_term)
         raise ValueError(f"{TABLE}: rule {self.name}: unknown action {kind!r}")
 
 
@@ -59,7 +61,8 @@ def compile_rules(path: str = TABLE) -> tuple[Rule, ...]:
     for row in doc["rules"]:
         if not isinstance(row.get("do"), dict) or len(row["do"]) != 1:
             raise ValueError(f"{path}: rule {row.get('name')}: `do` needs exactly one action")
-        rules.append(Rule(row["name"], re.compile(row["match"]), row["do"]))
+        on_term = (row.get("onTerm") or {}).get("exit")
+        rules.append(Rule(row["name"], re.compile(row["match"]), row["do"], None if on_term is None else int(on_term)))
     return tuple(rules)
 
 
@@ -86,7 +89,7 @@ def plan(container: dict[str, Any], annotations: dict[str, str] | None = None,
             if match:
                 step = rule.step(match)
                 if step.kind == "print":
-                    step = Step("print", _unquote(step.value), step.rule)
+                    step = Step("print", _unquote(step.value), step.rule, step.on_term)
                 steps.append(step)
                 break
         if steps and steps[-1].kind in ("exit", "forever"):

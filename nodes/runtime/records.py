@@ -78,6 +78,7 @@ class ContainerRecord:
     restart_count: int = 0
     attempt: int = 0
     last_terminated: dict[str, Any] | None = None
+    on_term: int | None = None  # what the step running now does on SIGTERM (behaviour.Step.on_term)
     logs: list[LogLine] = field(default_factory=list)
     previous_logs: list[LogLine] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)

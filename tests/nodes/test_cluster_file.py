@@ -34,7 +34,7 @@ def test_default_cluster_is_four_nodes_in_two_racks_with_gpus_on_two() -> None:
     assert [s.rack for s in shapes] == ["rack-1", "rack-2", "rack-1", "rack-2"]
     assert [s.gpu_count for s in shapes] == [8, 8, 0, 0]
     assert shapes[0].devices == {"gpus": 8, "model": "h100"}
-    assert [s.pod_cidr for s in shapes] == ["10.244.0.0/24", "10.244.1.0/24", "10.244.2.0/24", "10.244.3.0/24"]
+    assert [s.pod_cidr for s in shapes] == ["10.128.0.0/24", "10.128.1.0/24", "10.128.2.0/24", "10.128.3.0/24"]
 
 
 @pytest.mark.parametrize("nodes, gpus, model, expected", [

@@ -69,7 +69,7 @@ def test_the_default_nodes_are_ready_with_the_kubelets_shape(haru: Cluster) -> N
     assert status["addresses"] == [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": "gpu-0"}]
     assert status["daemonEndpoints"]["kubeletEndpoint"]["Port"] > 0
     assert set(status["capacity"]) >= {"cpu", "memory", "pods", "ephemeral-storage"}
-    assert node["spec"]["providerID"] == "haru://gpu-0" and node["spec"]["podCIDR"] == "10.244.0.0/24"
+    assert node["spec"]["providerID"] == "haru://gpu-0" and node["spec"]["podCIDR"] == "10.128.0.0/24"
     lease = json.loads(haru.kubectl("get", "lease", "gpu-0", "-n", "kube-node-lease", "-o", "json").stdout)
     assert lease["spec"]["holderIdentity"] == "gpu-0" and lease["spec"]["leaseDurationSeconds"] == 40
     assert lease["metadata"]["ownerReferences"][0]["uid"] == node["metadata"]["uid"]
@@ -84,7 +84,7 @@ def test_a_pod_bound_by_hand_runs_with_the_kubelets_status(haru: Cluster) -> Non
     assert [c["type"] for c in status["conditions"]] == [
         "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
     assert all(c["status"] == "True" for c in status["conditions"])
-    assert status["hostIP"] == "127.0.0.1" and status["podIP"].startswith("10.244.2.")
+    assert status["hostIP"] == "127.0.0.1" and status["podIP"].startswith("10.128.2.")
     assert status["qosClass"] == "BestEffort" and status["startTime"]
     (cs,) = status["containerStatuses"]
     assert cs["image"] == "docker.io/library/nginx:latest" and cs["imageID"].startswith("docker.io/library/nginx@sha256:")

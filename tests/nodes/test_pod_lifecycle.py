@@ -275,3 +275,28 @@ async def test_a_claim_not_reserved_for_the_pod_holds_it_in_container_creating(a
             "reservedFor": [{"resource": "pods", "name": "p", "uid": pod["metadata"]["uid"]}]}
         await client.update(RESOURCECLAIMS, claim, subresource="status")
         await _until(client, "p", lambda p: p["status"]["phase"] == "Running", timeout=30)
+
+
+async def test_active_deadline_seconds_fails_the_pod_as_the_kubelet_does(api, tmp_path) -> None:
+    async with _nodes(api, tmp_path) as (client, _):
+        await client.create(PODS, _pod("p", _c("c", "sleep", "3600"), activeDeadlineSeconds=1))
+        pod = await _until(client, "p", lambda p: p["status"]["phase"] == "Failed"
+                           and "terminated" in p["status"]["containerStatuses"][0]["state"])
+        assert (pod["status"]["reason"], pod["status"]["message"]) == (
+            "DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
+        assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
+
+
+async def test_a_server_that_handles_sigterm_exits_0_without_waiting_out_the_grace(api, tmp_path) -> None:
+    async with _nodes(api, tmp_path) as (client, _):
+        await client.create(PODS, _pod("p", _c("web", image="nginx"), terminationGracePeriodSeconds=100_000))
+        await _until(client, "p", lambda p: p["status"]["phase"] == "Running")
+        deleted = await client.delete(PODS, "p", "default")
+        events = client.watch(PODS, "default", resource_version=deleted["metadata"]["resourceVersion"])
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if event["type"] == "DELETED":
+                    final = event["object"]
+                    break
+        terminated = final["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["reason"], final["status"]["phase"]) == (0, "Completed", "Succeeded")

@@ -64,9 +64,8 @@ def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: F
                      f"{_gpu_text(first)}; racks {racks}; {names}")
     gpus: Counter[str] = Counter()
     for shape in shapes:
-        gpu = shape.devices.get("gpu") if isinstance(shape.devices, dict) else None
-        if isinstance(gpu, dict) and gpu.get("count"):
-            gpus[str(gpu.get("model", "gpu"))] += int(gpu["count"])
+        if shape.gpu_count:
+            gpus[str(shape.devices.get("model", "h100"))] += shape.gpu_count
     if gpus:
         total = ", ".join(f"{n}× {GPU_NAMES.get(m, m)}" for m, n in gpus.items())
         driver = ("DRA driver gpu.nvidia.com" if importlib.util.find_spec("nodes.devices") is not None

@@ -18,8 +18,16 @@ from client.resources import NODES
 from client.rest import RestClient
 from nodes import pools
 
-GPU_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "a100": "NVIDIA A100-SXM4-40GB",
-             "l40s": "NVIDIA L40S"}
+
+
+def _product(model: str) -> str:
+    """The productName the driver publishes for a model (nodes/devices/presets.py), else the key."""
+    try:
+        from nodes.devices import presets
+    except ImportError:
+        return model
+    preset = presets.MODELS.get(model)
+    return preset.product_name if preset is not None else model
 
 
 async def wait_nodes_ready(client: RestClient, names: list[str], timeout: float = 30.0) -> list[str]:
@@ -42,9 +50,7 @@ async def wait_nodes_ready(client: RestClient, names: list[str], timeout: float 
 
 
 def _gpu_text(shape: pools.NodeShape) -> str:
-    if not shape.gpu_count:
-        return "no GPUs"
-    return f"{shape.gpu_count}× {str(shape.devices.get('model', 'h100')).upper()}"
+    return f"{shape.gpu_count}× {shape.gpu_model.upper()}" if shape.gpu_count else "no GPUs"
 
 
 def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: FeatureGates, seconds: float,
@@ -65,9 +71,9 @@ def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: F
     gpus: Counter[str] = Counter()
     for shape in shapes:
         if shape.gpu_count:
-            gpus[str(shape.devices.get("model", "h100"))] += shape.gpu_count
+            gpus[shape.gpu_model] += shape.gpu_count
     if gpus:
-        total = ", ".join(f"{n}× {GPU_NAMES.get(m, m)}" for m, n in gpus.items())
+        total = ", ".join(f"{n}× {_product(m)}" for m, n in gpus.items())
         driver = ("DRA driver gpu.nvidia.com" if importlib.util.find_spec("nodes.devices") is not None
                   else "no DRA driver installed: no ResourceSlices")
         lines.append(f"  GPUs        {total} (virtual; {driver})")

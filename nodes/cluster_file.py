@@ -11,8 +11,9 @@ and an error names `path:line: field: what is wrong`, e.g.
     - {name, count, cpu, memory, pods, ephemeralStorage, instanceType, region,
        labels: {k: v}, taints: [{key, value, effect}], zones: [..], racks: [..], devices: {...}}
 
-`devices` is the DRA driver's mapping (`nodes.devices.config`); its parser checks it here, so a bad
-one is refused at start with its line. Called by `cluster/cli.py` and `nodes/__main__.py`.
+`devices` is handed as-is to the DRA driver, after the driver's own parser has had its say
+(`kubelet/devices_seam.check_devices`: its errors get the line too). Called through `flags.py` by
+`cluster/cli.py` and `nodes/__main__.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import yaml
 
 from nodes import pools
-from nodes.devices import config as devices_config
+from nodes.kubelet import devices_seam
 
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
@@ -186,33 +187,31 @@ def _pool(reader: _Reader, node: yaml.Node, field: str) -> pools.Pool:
                 _check_label(reader, n, n, f"{field}.{key}[{j}]", "", value)
             kwargs[key] = tuple(names)
     if "devices" in fields:
-        reader.mapping(fields["devices"][1], f"{field}.devices")
-        kwargs["devices"] = reader.plain(fields["devices"][1])
-        _check_devices(reader, fields["devices"][1], f"{field}.devices", kwargs["devices"])
+        node = fields["devices"][1]
+        reader.mapping(node, f"{field}.devices")
+        kwargs["devices"] = reader.plain(node)
+        problems = devices_seam.check_devices(kwargs["devices"])
+        if problems:
+            path, message = problems[0]
+            at, where = _find(node, path), f"{field}.devices"
+            for part in path:
+                where += f"[{part}]" if isinstance(part, int) else f".{part}"
+            raise reader.fail(at, where, message)
     return pools.Pool(**kwargs)
 
 
-def _check_devices(reader: _Reader, node: yaml.Node, field: str, devices: Any) -> None:
-    """The driver's own parser decides (`nodes.devices.config.parse`); its first error names the line."""
-    try:
-        devices_config.parse(devices)
-    except devices_config.DevicesConfigError as exc:
-        path, message = exc.errors[0]
-        raise reader.fail(_node_at(node, path), devices_config.format_path(path, field), message) from None
-
-
-def _node_at(node: yaml.Node, path: tuple[Any, ...]) -> yaml.Node:
-    """The YAML node a devices error points at, as deep as the path goes (for its line)."""
-    for part in path:
+def _find(node: yaml.Node, path: tuple[str | int, ...]) -> yaml.Node:
+    """The deepest YAML node along `path` (a key's own node for a key that is there), for its line."""
+    for depth, part in enumerate(path):
         if isinstance(node, yaml.MappingNode):
-            found = [v for k, v in node.value if k.value == str(part)]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            found = node.value[part:part + 1]
+            match = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)), None)
+            if match is None:
+                return node
+            node = match[0] if depth == len(path) - 1 else match[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
         else:
-            found = []
-        if not found:
             return node
-        node = found[0]
     return node
 
 

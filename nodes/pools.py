@@ -2,9 +2,9 @@
 
 A `Pool` is what a cluster file or the `haru up` flags describe (count, cpu, memory, pods,
 labels, taints, zone and rack spread, devices); `expand(pools)` turns pools into `NodeShape`s with
-their names, zone, rack, podCIDR and instance type fixed. `devices` is the DRA driver's mapping
-(`nodes.devices.config`; the flags stand for `config.flags_mapping`), handed to the driver behind
-`kubelet/devices_seam.py`. `default_pools(...)` is the
+their names, zone, rack, podCIDR and instance type fixed. `devices` is passed through untouched to
+the DRA driver (`nodes/devices/`, behind `kubelet/devices_seam.py`); the flags give it the shape
+`{"gpus": G, "model": M}` that `nodes/devices/config.py` documents. `default_pools(...)` is the
 cluster `haru up` starts without `-f`. Read by `cluster_file.py`, `kubelet/` and `cluster/cli.py`.
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
-
-from nodes.devices import config as devices_config
 
 # Well-known topology labels. There is no upstream-registered rack label; `topology.kubernetes.io/rack`
 # is the key the 1.36 Workload API's own topology examples name (shared/reference/api-1.36.md §1.8)
@@ -35,7 +33,7 @@ MAX_NODES = 2 ** (24 - POD_NETWORK.prefixlen)
 GPU_INSTANCE = {
     "h100": ("p5.48xlarge", "192", "2048Gi"),
     "h200": ("p5en.48xlarge", "192", "2048Gi"),
-    "a100": ("p4d.24xlarge", "96", "1152Gi"),
+    "a100": ("p4de.24xlarge", "96", "1152Gi"),  # the 80 GB A100s, as devices/presets.py models them
     "l40s": ("g6e.48xlarge", "192", "1536Gi"),
 }
 CPU_INSTANCE = ("m7i.4xlarge", "16", "64Gi")
@@ -55,7 +53,7 @@ class Pool:
     zones: tuple[str, ...] = ("local-a",)
     racks: tuple[str, ...] = ("rack-1", "rack-2")
     region: str = DEFAULT_REGION
-    devices: dict[str, Any] = field(default_factory=dict)  # the DRA driver's mapping (nodes.devices.config)
+    devices: dict[str, Any] = field(default_factory=dict)  # the DRA driver's business (devices/config.py)
     userns_blocks: int = 65535  # ID blocks of idsPerPod above 65536 (the kubelet's default range: 2^32 - 65536)
 
 
@@ -90,7 +88,14 @@ class NodeShape:
 
     @property
     def gpu_count(self) -> int:
-        return devices_config.gpu_count(self.devices)
+        """Full GPUs, read from the `devices` mapping's `gpus` (the driver's own check is `devices.config`)."""
+        gpus = self.devices.get("gpus") if isinstance(self.devices, dict) else None
+        return gpus if isinstance(gpus, int) and self.gpu_model != "none" else 0
+
+    @property
+    def gpu_model(self) -> str:
+        model = self.devices.get("model", "h100") if isinstance(self.devices, dict) else "none"
+        return model if isinstance(model, str) else "none"
 
 
 def expand(pools: list[Pool]) -> list[NodeShape]:
@@ -122,7 +127,7 @@ def default_pools(nodes: int = 4, gpus_per_node: int = 8, gpu_model: str = "h100
     if gpu_nodes:
         instance, cpu, memory = GPU_INSTANCE[gpu_model]
         pools.append(Pool("gpu", gpu_nodes, cpu=cpu, memory=memory, instance_type=instance,
-                          ephemeral_storage="1Ti", devices=devices_config.flags_mapping(gpus_per_node, gpu_model)))
+                          ephemeral_storage="1Ti", devices={"gpus": gpus_per_node, "model": gpu_model}))
     if nodes - gpu_nodes:
         pools.append(Pool("cpu", nodes - gpu_nodes))
     return pools

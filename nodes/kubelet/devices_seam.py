@@ -12,6 +12,9 @@ driver may have:
 - `health.listeners`: callbacks run when a device's health changes (`on_health_change`).
 - `async stop()`.
 Without `nodes/devices/` (or for a node with no devices) the kubelet runs without a driver.
+Before anything starts, `check_devices(raw)` asks the driver's own parser
+(`nodes.devices.config.parse`) what is wrong with a pool's mapping, so a cluster file is refused
+at once with the line.
 """
 
 from __future__ import annotations
@@ -22,6 +25,21 @@ import logging
 from typing import Any
 
 log = logging.getLogger("haru.nodes.devices")
+
+
+def check_devices(raw: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path below `devices`, message) for each problem the driver sees; [] when it has none or is absent."""
+    try:
+        config = importlib.import_module("nodes.devices.config")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("nodes.devices", "nodes.devices.config"):
+            raise
+        return []
+    try:
+        config.parse(raw)
+    except config.DevicesConfigError as exc:
+        return list(exc.errors)
+    return []
 
 
 async def start_driver(client: Any, node: dict[str, Any], devices: dict[str, Any]) -> Any:

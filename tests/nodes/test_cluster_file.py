@@ -80,6 +80,10 @@ def test_a_good_file_gives_its_pools_with_devices_passed_through() -> None:
     ("pools:\n- name: a\n  count: 1\n  devices:\n    gpus: 2\n    mig: {gpus: [0, 5]}\n",
      "cluster.yaml:6: pools[0].devices.mig.gpus[1]: "),
     ("kind: Cluster\n", "cluster.yaml:1: pools: is required"),
+    ("pools:\n- name: a\n  count: 1\n  devices:\n    gpus: 8\n    model: v100\n",
+     "cluster.yaml:6: pools[0].devices.model: unsupported value 'v100'"),
+    ("pools:\n- name: a\n  count: 1\n  devices:\n    gpus: 2\n    colour: red\n",
+     "cluster.yaml:6: pools[0].devices.colour: unknown field"),
     ("pools: [\n", "cluster.yaml:2: not valid YAML"),
     ("gracePeriodScale: fast\npools:\n- {name: a, count: 1}\n", 'cluster.yaml:1: gracePeriodScale: must be a number ≥ 0, got "fast"'),
 ])

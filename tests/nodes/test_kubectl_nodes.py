@@ -240,7 +240,7 @@ def test_embedded_nodes_run_pods_too(tmp_path) -> None:
     try:
         _wait_for_nodes(cluster, count=1)
         node = json.loads(cluster.kubectl("get", "node", "gpu-0", "-o", "json").stdout)
-        assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "p4d.24xlarge"
+        assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "p4de.24xlarge"
         cluster.kubectl("apply", "-f", "-", input=_pod("quick", "gpu-0", ["true"], restart="Never"))
         _wait(cluster, "quick", "jsonpath={.status.phase}=Succeeded")
     finally:

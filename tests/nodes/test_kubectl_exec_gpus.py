@@ -10,10 +10,11 @@ sees, and `haru fault` turning that device Unhealthy in the pod's status.
 from __future__ import annotations
 
 import json
-import select
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -88,18 +89,25 @@ def test_user_namespace_pods_get_disjoint_id_maps_and_host_users_the_whole_space
 
 
 def _read_until(process: subprocess.Popen[str], wanted: list[str], timeout: float = 30) -> list[str]:
-    """Lines of a running kubectl until `wanted` have all come (kubectl keeps running)."""
+    """Lines of a running kubectl until `wanted` have all come (kubectl keeps running).
+
+    A thread reads, so lines already in the pipe's buffer are not missed by a select on its fd.
+    """
     assert process.stdout is not None
-    lines: list[str] = []
+    lines: queue.Queue[str] = getattr(process, "lines_read", None) or queue.Queue()
+    if not hasattr(process, "lines_read"):
+        process.lines_read = lines  # type: ignore[attr-defined]
+        stdout = process.stdout
+        threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+    got: list[str] = []
     deadline = time.monotonic() + timeout
-    while not set(wanted) <= set(lines):
-        assert time.monotonic() < deadline, f"only got {lines!r}"
-        ready, _, _ = select.select([process.stdout], [], [], 1)
-        if ready:
-            line = process.stdout.readline()
-            assert line, f"kubectl ended after {lines!r}"
-            lines.append(line.rstrip("\n"))
-    return lines
+    while not set(wanted) <= set(got):
+        assert time.monotonic() < deadline, f"only got {got!r}"
+        try:
+            got.append(lines.get(timeout=1).rstrip("\n"))
+        except queue.Empty:
+            assert process.poll() is None, f"kubectl ended after {got!r}"
+    return got
 
 
 def _kubectl_process(haru: Cluster, *args: str) -> subprocess.Popen[str]:

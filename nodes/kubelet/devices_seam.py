@@ -75,6 +75,9 @@ def on_health_change(driver: Any, callback: Any) -> None:
 
 
 async def stop_driver(driver: Any) -> None:
+    listeners = getattr(getattr(driver, "health", None), "listeners", None)
+    if listeners is not None:
+        listeners.clear()  # the node's health entry outlives this kubelet in the process registry
     stop = getattr(driver, "stop", None)
     if stop is not None:
         result = stop()

@@ -3,8 +3,9 @@ implemented over nodes-core's runtime (the `Kubelet`, its `PodWorker`s and their
 
 `exec` runs the command in `nodes/shell.py` with the pod's env (device variables included), its
 hostname, its uid_map/gid_map (`userns.mapping`) and the GPUs its claims hold (the driver's
-`shell_devices`); `attach` follows the main process's output; `connect(port)` answers as
-`pod_ports` says; `usage` follows the container's requests. `nodes/host.py` serves one per node.
+`shell_devices`); `attach` follows the main process's output (a main `sh` with `stdin: true` reads
+the attached stdin); `connect(port)` answers as `pod_ports` says; `usage` follows the container's
+requests. `nodes/host.py` serves one per node.
 """
 
 from __future__ import annotations
@@ -98,6 +99,15 @@ class ServedContainer:
     async def attach(self, streams: Streams) -> int | None:
         write = _writer(streams)
         record = self.record
+        spec = self.pod.spec_of(self.name) or {}
+        main = [*(spec.get("command") or []), *(spec.get("args") or [])]
+        if streams.stdin is not None and spec.get("stdin") and len(main) == 1 and main[0] in _SHELLS:
+            # `kubectl run -it … -- sh`: the main process is a shell reading the attached stdin.
+            read_line = _tty_lines(streams, write) if streams.tty else _lines(streams)
+            code = await shell.interactive(self.context(streams.tty), read_line, write,
+                                           prompt=shell.PROMPT if streams.tty else "")
+            record.exit_process(code)  # the shell was the container's process: it ends with it
+            return code
         run, seen = record.container_id, len(record.logs)
         drain = asyncio.create_task(_discard(streams))  # the simulated process reads no input
         try:

@@ -128,3 +128,16 @@ async def test_connect_answers_only_where_the_pod_listens() -> None:
     assert conn is not None
     await conn.write(b"ping")
     assert await conn.read() == b"ping"
+
+
+async def test_attaching_to_a_main_sh_with_stdin_runs_it_and_its_exit_ends_the_process() -> None:
+    pod = _pod()
+    pod.worker.pod["spec"]["containers"][0].update({"command": ["sh"], "stdin": True})
+    main = pod.containers()["main"]
+    process = asyncio.create_task(main.record.wait_exit())
+    await asyncio.sleep(0)
+    streams, out, _ = _streams(stdin=True)
+    assert streams.stdin is not None
+    streams.stdin.put_nowait(b"hostname\nexit 7\n")
+    assert await main.attach(streams) == 7
+    assert out.data == b"web\n" and await asyncio.wait_for(process, 5) == 7

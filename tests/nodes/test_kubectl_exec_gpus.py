@@ -232,3 +232,12 @@ def test_a_claim_allocated_by_hand_shows_its_gpus_and_haru_fault_marks_one_unhea
     _wait_for_health(haru, "trainer", lost, "Healthy")
     unknown = _haru_fault(haru, "gpu-1/gpu-42", "unhealthy")
     assert unknown.returncode == 1 and 'node "gpu-1" publishes no device "gpu-42"' in unknown.stderr
+
+
+def test_kubectl_run_i_rm_sh_runs_the_piped_commands_and_ends_with_the_shell(haru: Cluster) -> None:
+    overrides = json.dumps({"spec": {"nodeName": "cpu-0"}})
+    done = haru.kubectl("run", "debug", "-i", "--rm", "--restart=Never", "--image=busybox", f"--overrides={overrides}",
+                        "--", "sh", input="id\nhostname\nexit 0\n")
+    assert done.stdout.startswith("uid=0(root) gid=0(root) groups=0(root)\ndebug\n")
+    assert 'pod "debug" deleted' in done.stdout
+    assert haru.kubectl("get", "pod", "debug", check=False).returncode == 1  # --rm removed it

@@ -9,7 +9,8 @@ garbage collector) and the hollow nodes (`python -m nodes`: 4 nodes in 2 racks, 
 co-processes, or as tasks with `--embedded`. Progress lines come while it starts; once every node
 is Ready a one-screen summary follows (`summary.py`). Flags kube-apiserver refuses (a bad or
 locked feature gate, admission manifests with their gate off) and a malformed cluster file stop it
-before it starts. The scheduler is not built yet: bind pods by hand (`spec.nodeName`).
+before it starts. The scheduler is not built yet: bind pods by hand (`spec.nodeName`). `haru fault gpu
+NODE/DEVICE unhealthy|healthy` marks a virtual device (`nodes/devices/fault.py`).
 """
 
 from __future__ import annotations
@@ -28,11 +29,14 @@ import aiohttp
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
 from apiserver.features import FeatureGates
+from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
 from nodes import flags as node_flags
+from nodes.devices import fault as fault_cmd
+from nodes.devices import health as fault_health
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +58,18 @@ def _parser() -> argparse.ArgumentParser:
     nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
     userns_cmd = nodes_commands.add_parser("userns", help="which pod holds which user-namespace ID range, per node")
     userns_cmd.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
+    fault = commands.add_parser("fault", help="mark a virtual device of a hollow node unhealthy or healthy")
+    fault.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
+    fault.add_argument("--kubeconfig", default=None, help="the cluster to reach (default: DATA_DIR/kubeconfig)")
+    fault_kinds = fault.add_subparsers(dest="fault_kind", required=True)
+    gpu = fault_kinds.add_parser("gpu", help="a GPU, MIG device or NIC of a hollow node")
+    gpu.add_argument("target", metavar="NODE/DEVICE")
+    gpu.add_argument("state", choices=sorted(fault_cmd.STATES))
+    gpu.add_argument("--effect", choices=fault_health.EFFECTS,
+                     help="the device taint's effect: NoSchedule for unhealthy, None for unknown by default; "
+                          "NoExecute evicts pods that do not tolerate it")
+    gpu.add_argument("--xid", type=int, help="report an XID error (taint gpu.nvidia.com/xid=<XID>)")
+    gpu.add_argument("--message", default="", help="the message pods see in allocatedResourcesStatus")
     return parser
 
 
@@ -203,10 +219,35 @@ def nodes_userns(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _fault(args: argparse.Namespace) -> str:
+    path = args.kubeconfig or os.path.join(os.path.abspath(args.data_dir), "kubeconfig")
+    async with RestClient(client_kubeconfig.load(path), user_agent="haru-fault") as rest:
+        return await fault_cmd.set_device_health(rest, args.target, args.state, effect=args.effect, xid=args.xid,
+                                                 message=args.message)
+
+
+def device_fault(args: argparse.Namespace) -> int:
+    """`haru fault gpu NODE/DEVICE unhealthy|healthy`: the Node's fault annotation, through the API."""
+    try:
+        print(event_loop.run(_fault(args)))
+    except fault_cmd.FaultCommandError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except client_errors.APIError as exc:
+        print(f"Error from server: {exc.message or exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"haru fault: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "nodes":
         return nodes_userns(args)
+    if args.command == "fault":
+        return device_fault(args)
     if args.command == "up":
         try:
             _check_flags(args)

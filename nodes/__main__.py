@@ -3,7 +3,7 @@
 The cluster's shape comes from `--cluster-file F` (see `cluster_file.py`) or from `--nodes`,
 `--gpus-per-node` and `--gpu-model`; a malformed file stops it before it connects (exit 2). It
 connects with the kubeconfig (any cluster, not only haru), waits until the API server answers,
-starts every kubelet over one client, and runs
+starts every kubelet over one client with the kubelet endpoint (`host.start`), and runs
 until SIGTERM or SIGINT, then stops without touching the pods (a restart resumes them).
 `cluster/supervisor.py` starts and restarts it.
 """
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
                    help="where the kubelets keep their checkpoints (default: nodes/ beside the kubeconfig)")
     p.add_argument("--address", default="127.0.0.1", help="the nodes' InternalIP, where the kubelet endpoint listens")
     p.add_argument("--kubelet-port", type=int, default=10250,
-                   help="the kubelet endpoint's port, advertised in every Node's daemonEndpoints")
+                   help="the kubelet endpoint's port, advertised in every Node's daemonEndpoints (0: any free one)")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return p
 
@@ -70,8 +70,6 @@ async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: 
         nodes = await host.start(client, shapes, state_dir=state_dir, address=args.address, port=args.kubelet_port,
                                  settings=settings)
         log.info("%d nodes registered", len(shapes))
-        # The kubelet endpoint (nodes/server.py: exec, attach, logs) listens here, once for the
-        # whole process, at nodes.address:nodes.port, serving from nodes.view.
         try:
             await stop.wait()
         finally:

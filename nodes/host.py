@@ -1,23 +1,27 @@
-"""`NodesHost`: N hollow kubelets over one shared `RestClient`, in one event loop.
+"""`NodesHost`: N hollow kubelets over one shared `RestClient`, in one event loop, and their endpoint.
 
-`start(client, shapes, ...)` lists the bound pods once for all kubelets (`pod_feed.PodFeed`, one
-watch instead of one per node), registers the nodes concurrently (`STARTING` at a time; one asyncio
-task group of work per kubelet) and returns once each has its Node, its Lease and its pods. `view` is the
-read-only runtime view (`runtime.view.RuntimeView`) for the kubelet HTTP endpoint, which listens
-once for the whole process at `address:port` — the port every Node advertises as
-`daemonEndpoints.kubeletEndpoint.Port`. Used by `nodes/__main__.py` and, embedded, by
-`cluster/supervisor.py`.
+`start(client, shapes, ...)` opens the kubelet HTTPS endpoint (`nodes/server.py`, one application
+for the whole process), gives each node its own socket on it, lists the bound pods once for all
+kubelets (`pod_feed.PodFeed`, one watch instead of one per node), then registers the nodes
+(`STARTING` at a time) and returns once each has its Node, its Lease and its pods. Every Node
+advertises the same `daemonEndpoints.kubeletEndpoint.Port`; on loopback each node has its own
+InternalIP (127.0.0.1 + its index), so the API server's `nodes/proxy` and `pods/exec` reach the
+right one, as on a real cluster. `view` is the read-only runtime view (`runtime.view.RuntimeView`).
+Used by `nodes/__main__.py` and, embedded, by `cluster/supervisor.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
 from client.rest import RestClient
-from nodes import pools
+from nodes import pools, server
 from nodes.kubelet.kubelet import Kubelet, NodeSettings
+from nodes.kubelet.served_view import ServedNode
 from nodes.pod_feed import PodFeed
 from nodes.runtime.records import Registry
 from nodes.runtime.view import RuntimeView
@@ -26,6 +30,7 @@ from nodes.runtime.view import RuntimeView
 # keep-alive connections in flight, and the RSS never came down from that peak (`bench.nodes`, 5,000
 # nodes: 53 -> 40 KB per node, and all Ready in 5.5 s instead of 6.5: the API server is the limit).
 STARTING = 128
+_PORT_ATTEMPTS = 5
 
 
 @dataclass
@@ -33,8 +38,9 @@ class NodesHost:
     client: RestClient
     kubelets: list[Kubelet]
     registry: Registry = field(default_factory=Registry)
-    address: str = "127.0.0.1"  # where the shared kubelet endpoint listens (every Node's InternalIP)
-    port: int = 10250  # and its port (every Node's daemonEndpoints.kubeletEndpoint.Port)
+    address: str = "127.0.0.1"  # the first node's InternalIP (the others follow it on loopback)
+    port: int = 10250  # every Node's daemonEndpoints.kubeletEndpoint.Port
+    endpoint: server.KubeletEndpoint | None = None
     feed: PodFeed | None = None  # the one pod watch every kubelet here shares
 
     @property
@@ -49,16 +55,49 @@ class NodesHost:
         await asyncio.gather(*(k.stop() for k in self.kubelets), return_exceptions=True)
         if self.feed is not None:
             await self.feed.stop()
+        if self.endpoint is not None:
+            await self.endpoint.stop()
+
+
+def node_address(base: str, index: int) -> str:
+    """Loopback: one address per node (127.0.0.0/8 is all local on Linux); otherwise the one address."""
+    first = ipaddress.ip_address(base)
+    return str(first + index) if first.is_loopback and first.version == 4 else base
+
+
+async def _serve(endpoint: server.KubeletEndpoint, kubelets: list[Kubelet], port: int) -> int:
+    """Bind every node's socket: one shared port on per-node loopback addresses (0: any free one,
+    retried when another node's address has it taken), else one port per node on the one address."""
+    shared = len({k.host_ip for k in kubelets}) == len(kubelets)
+    for _ in range(_PORT_ATTEMPTS):
+        chosen = port
+        try:
+            for i, kubelet in enumerate(kubelets):
+                wanted = chosen if shared else (port + i if port else 0)
+                kubelet.port = await endpoint.serve(ServedNode(kubelet), wanted, address=kubelet.host_ip)
+                chosen = kubelet.port if chosen == 0 else chosen
+            return kubelets[0].port
+        except OSError as exc:
+            for kubelet in kubelets:
+                await endpoint.remove(kubelet.name)
+            if exc.errno != errno.EADDRINUSE or port != 0:
+                raise
+    raise OSError(errno.EADDRINUSE, f"no port free on every node's address after {_PORT_ATTEMPTS} attempts")
 
 
 async def start(client: RestClient, shapes: list[pools.NodeShape], *, state_dir: str, address: str = "127.0.0.1",
                 port: int = 10250, settings: NodeSettings = NodeSettings()) -> NodesHost:
     registry = Registry()
     feed = PodFeed(client)
-    kubelets = [Kubelet(client, shape, registry=registry, state_dir=state_dir, address=address, port=port,
-                        settings=settings, pods=feed) for shape in shapes]
-    host = NodesHost(client, kubelets, registry, address, port, feed)
+    kubelets = [Kubelet(client, shape, registry=registry, state_dir=state_dir,
+                        address=node_address(address, i), port=port, settings=settings, pods=feed)
+                for i, shape in enumerate(shapes)]
+    endpoint = server.KubeletEndpoint(client, host=address)
+    host = NodesHost(client, kubelets, registry, address, port, endpoint, feed)
     try:
+        await endpoint.start()
+        if kubelets:
+            host.port = await _serve(endpoint, kubelets, port)
         await feed.start()
         starting = asyncio.Semaphore(STARTING)
 

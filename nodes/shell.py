@@ -2,7 +2,8 @@
 
 `run(command, context)` returns `(stdout, stderr, exit_code)`; `command` is an argv list (what
 `kubectl exec POD -- …` sends) or a string, which runs as `sh -c <string>`. Scripts take `;`,
-newlines, `&&`, `||`, `|`, redirections (`>`, `>>`, `2>`, `2>&1`), quotes and `$VAR`/`${VAR}`/`$?` as dash does, and an unknown command
+newlines, `&&`, `||`, `|`, redirections (`>`, `>>`, `2>`, `2>&1`), quotes, `$VAR`/`${VAR}`/`$?`,
+`$(...)` and `for … in …; do …; done` as dash does (more commands in `coreutils.py`), and an unknown command
 fails as dash's does (`sh: 1: foo: not found`, 127). `steps(...)` yields the same run as events,
 with `("sleep", seconds)` where `sleep N` waits, so the exec server (nodes-exec) streams output
 and waits on its own clock; `run` adds the sleeps up in `Result.slept`. Files and devices come
@@ -20,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterator, Sequence
 
+from nodes import coreutils
+
 NOT_FOUND = 127
 BASE_DEV = ("console", "core", "fd", "full", "mqueue", "null", "ptmx", "pts", "random", "shm", "stderr",
             "stdin", "stdout", "termination-log", "tty", "urandom", "zero")
@@ -29,6 +32,9 @@ _NUMBER = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([smhd]?)$")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _STATUS = "\x00?\x00"  # a `$?` placeholder inside a word
+# `for NAME in WORDS; do BODY; done`: the body runs once per word, read again with NAME set.
+_FOR = re.compile(r"\bfor\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s+in\s+(?P<words>[^;\n]*?)\s*[;\n]\s*do\b"
+                  r"(?P<body>.*?)[;\n]\s*done\b", re.S)
 
 
 def id_map_line(inside: int, outside: int, length: int) -> str:
@@ -47,6 +53,7 @@ class Context:
     files: dict[str, str] = field(default_factory=dict)  # more readable files, path → content
     stdin: str = ""
     tty: bool = False
+    boot_time: float = 0.0  # when the container started (epoch seconds), for `uptime`; 0: now
 
 
 class Result(tuple):  # type: ignore[type-arg]
@@ -93,13 +100,39 @@ class _Word:
     line: int
 
 
-def _tokens(script: str, env: dict[str, str], first_line: int = 1) -> list[_Word | str]:
-    """Words (with $ expanded, quotes removed) and the operators ; && || | and newline."""
+def _closing_paren(script: str, start: int) -> int:
+    """The index of the `)` that closes the `(` before `start` (quotes skipped), or -1."""
+    depth, i = 1, start
+    while i < len(script):
+        c = script[i]
+        if c in "'\"":
+            end = script.find(c, i + 1)
+            if end < 0:
+                return -1
+            i = end
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _tokens(script: str, env: dict[str, str], first_line: int = 1,
+            substitute: Callable[[str], str] | None = None) -> list[_Word | str]:
+    """Words (with $ and $(...) expanded, quotes removed) and the operators ; && || | and newline."""
     out: list[_Word | str] = []
     i, line, n = 0, first_line, len(script)
     word: list[str] | None = None
 
     def expand(j: int) -> tuple[str, int]:
+        if j + 1 < n and script[j + 1] == "(":
+            end = _closing_paren(script, j + 2)
+            if end < 0:
+                raise _Syntax('"(" unexpected (expecting ")")')
+            return (substitute(script[j + 2:end]) if substitute else ""), end + 1
         if j + 1 < n and script[j + 1] == "?":
             return _STATUS, j + 2  # filled in when the command runs, not when the script is read
         if j + 1 < n and script[j + 1] == "$":
@@ -336,6 +369,7 @@ def _pwd(args: list[str], ctx: Context, stdin: str) -> Iterator[Event]:
 COMMANDS: dict[str, Builtin] = {
     "id": _id, "cat": _cat, "ls": _ls, "env": _env, "printenv": _env, "echo": _echo, "hostname": _hostname,
     "sleep": _sleep, "true": _true, "false": _false, "pwd": _pwd, ":": _true,
+    **coreutils.COMMANDS,
 }
 
 
@@ -409,9 +443,50 @@ class _Shell:
             inner.status = done.code
         self.status = inner.status
 
-    def script(self, text: str, first_line: int = 1) -> Iterator[Event]:
+    def substitute(self, script: str) -> str:
+        """`$(script)`: what it prints on stdout, without the trailing newlines."""
+        inner = _Shell(self.ctx)
+        inner.status = self.status
+        out: list[str] = []
         try:
-            tokens = _tokens(text, self.ctx.env, first_line)
+            out = [str(value) for kind, value in inner.script(script) if kind == "out"]
+        except _Exit:
+            pass
+        return "".join(out).rstrip("\n")
+
+    def for_loop(self, text: str, first_line: int) -> Iterator[Event] | None:
+        """`for NAME in WORDS; do BODY; done` (with what comes before and after); None without one."""
+        match = next((m for m in _FOR.finditer(text) if not text[:m.start()].strip()
+                      or text[:m.start()].rstrip().endswith((";", "\n"))), None)
+        if match is None:
+            return None
+
+        def run() -> Iterator[Event]:
+            before, after = text[:match.start()], text[match.end():]
+            if before.strip():
+                yield from self.script(before.rstrip().rstrip(";"), first_line)
+            try:
+                words = [w.text for w in _tokens(match.group("words"), self.ctx.env, first_line, self.substitute)
+                         if isinstance(w, _Word)]
+            except _Syntax as err:
+                yield "err", f"sh: {first_line}: Syntax error: {err}\n"
+                self.status = 2
+                return
+            self.status = 0
+            for value in words:
+                self.ctx.env[match.group("name")] = value
+                yield from self.script(match.group("body"), first_line)
+            if after.strip().lstrip(";").strip():
+                yield from self.script(after.strip().lstrip(";"), first_line)
+        return run()
+
+    def script(self, text: str, first_line: int = 1) -> Iterator[Event]:
+        loop = self.for_loop(text, first_line)
+        if loop is not None:
+            yield from loop
+            return
+        try:
+            tokens = _tokens(text, self.ctx.env, first_line, self.substitute)
         except _Syntax as err:
             yield "err", f"sh: {first_line}: Syntax error: {err}\n"
             self.status = 2
@@ -469,8 +544,8 @@ class _Shell:
                 return
             argv = [w.text.replace(_STATUS, str(self.status)) for w in words]
             line = words[0].line
-            # Where each stream goes: "" = onwards (the pipe or the caller), else a file path.
-            targets = {"out": "" if k == len(commands) - 1 else "|", "err": ""}
+            # Where each stream goes: "@out"/"@err" = the caller's stdout/stderr, "|" = the pipe, else a file.
+            targets = {"out": "@out" if k == len(commands) - 1 else "|", "err": "@err"}
             for op, path in redirects:
                 path = path if not path or path.startswith("/") else "/" + path  # the working directory is /
                 stream = "err" if op.startswith("2") else "out"
@@ -487,8 +562,10 @@ class _Shell:
             captured: list[str] = []
             for kind, value in self.simple(argv, stdin, line, True):
                 target = targets.get(kind)
-                if target is None or target == "":
+                if target is None:
                     yield kind, value
+                elif target.startswith("@"):
+                    yield target[1:], value
                 elif target == "|":
                     captured.append(str(value))
                 elif target != "/dev/null":
@@ -581,15 +658,17 @@ async def execute(command: Sequence[str] | str, context: Context, write: Write,
 
 
 async def interactive(context: Context, read_line: Callable[[], Awaitable[str | None]], write: Write,
-                      sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> int:
+                      sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, prompt: str = PROMPT) -> int:
     """A shell on a terminal: prompt, read a line (None or "" at end of input), run it, repeat.
 
-    Line numbers in messages count the lines read, and `$?` carries over, as in dash.
+    Line numbers in messages count the lines read, and `$?` carries over, as in dash. `sh` with its
+    commands on a pipe (`kubectl exec -i POD -- sh`) reads them the same way with no prompt ("").
     """
     shell = _Shell(context)
     line_number = 0
     while True:
-        await _emit(write, "stderr", PROMPT)
+        if prompt:
+            await _emit(write, "stderr", prompt)
         line = await read_line()
         if not line:
             return shell.status

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from nodes.devices import claims as claims_mod
 from nodes.devices import names
@@ -134,14 +134,17 @@ class NodeHealth:
     def __init__(self) -> None:
         self.faults: dict[str, Fault] = {}
         self.since: dict[str, str] = {}
+        self.listeners: list[Callable[[], None]] = []  # the kubelet: pods' allocatedResourcesStatus is stale
 
     def replace(self, faults: dict[str, Fault], at: str | None = None) -> bool:
-        """Take the annotation's faults; True when anything changed."""
+        """Take the annotation's faults; True when anything changed (and then tell the listeners)."""
         if faults == self.faults:
             return False
         stamp = at or now()
         self.since = {d: (self.since.get(d, stamp) if self.faults.get(d) == f else stamp) for d, f in faults.items()}
         self.faults = dict(faults)
+        for listener in list(self.listeners):
+            listener()
         return True
 
     def fault_for(self, device: str, parent: str | None = None) -> Fault | None:

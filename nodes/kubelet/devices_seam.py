@@ -9,6 +9,7 @@ driver may have:
   ResourceClaim.
 - `allocated_resources_status(pod, container, claims) -> list | None`: the container's
   `allocatedResourcesStatus`.
+- `health.listeners`: callbacks run when a device's health changes (`on_health_change`).
 - `async stop()`.
 Without `nodes/devices/` (or for a node with no devices) the kubelet runs without a driver.
 Before anything starts, `check_devices(raw)` asks the driver's own parser
@@ -66,7 +67,17 @@ def resources_status(driver: Any, pod: dict[str, Any], container: dict[str, Any]
     return hook(pod, container, claims) if hook is not None else None
 
 
+def on_health_change(driver: Any, callback: Any) -> None:
+    """Call `callback()` whenever the driver's devices change health (pods' status must be rendered again)."""
+    listeners = getattr(getattr(driver, "health", None), "listeners", None)
+    if listeners is not None:
+        listeners.append(callback)
+
+
 async def stop_driver(driver: Any) -> None:
+    listeners = getattr(getattr(driver, "health", None), "listeners", None)
+    if listeners is not None:
+        listeners.clear()  # the node's health entry outlives this kubelet in the process registry
     stop = getattr(driver, "stop", None)
     if stop is not None:
         result = stop()

@@ -81,6 +81,7 @@ class Kubelet:
                             duration=self.node_settings.lease_duration)
         await lease.renew_once()
         self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
+        devices_seam.on_health_change(self.driver, self._devices_changed)
         if self.feed is None:
             self.informer = Informer.for_resource(self.client, PODS, None,
                                                   field_selector=f"spec.nodeName={self.name}")
@@ -120,6 +121,10 @@ class Kubelet:
         await asyncio.gather(*(w.stop() for w in self.workers.values()), return_exceptions=True)
         if self.driver is not None:
             await devices_seam.stop_driver(self.driver)
+
+    def _devices_changed(self) -> None:
+        for worker in list(self.workers.values()):
+            worker.update(worker.pod)  # renders allocatedResourcesStatus again
 
     def _spawn(self, coro: Any, what: str) -> None:
         if self._group is None:

@@ -348,7 +348,7 @@ class PodWorker:
             elif step.kind == "exit":
                 return moment, step.value
             else:
-                await asyncio.Event().wait()  # runs until it is killed
+                return _now(), await c.wait_exit()  # runs until it is killed, or ends itself (attach)
         return moment, 0
 
     def _finish(self, c: ContainerRecord, code: int, finished_at: datetime, reason: str = "",

@@ -82,10 +82,24 @@ class ContainerRecord:
     logs: list[LogLine] = field(default_factory=list)
     previous_logs: list[LogLine] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    _exited: "asyncio.Future[int] | None" = field(default=None, repr=False)
 
     def notify(self) -> None:
         self.changed.set()
         self.changed = asyncio.Event()
+
+    async def wait_exit(self) -> int:
+        """A process that runs until killed, unless it ends on its own (`exit_process`)."""
+        self._exited = asyncio.get_running_loop().create_future()
+        try:
+            return await self._exited
+        finally:
+            self._exited = None
+
+    def exit_process(self, code: int) -> None:
+        """The running process ended itself (an attached `sh` that read `exit`)."""
+        if self._exited is not None and not self._exited.done():
+            self._exited.set_result(code)
 
     def log(self, text: str, stream: str = "stdout", moment: datetime | None = None) -> None:
         self.logs.append(LogLine(moment or datetime.now(timezone.utc), stream, text))

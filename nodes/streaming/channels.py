@@ -73,9 +73,10 @@ def encode(protocol: Protocol, channel: int, payload: bytes) -> bytes | str:
 def decode(protocol: Protocol, msg: web.WSMessage) -> tuple[int, bytes]:
     """(channel, payload) of one received message."""
     if protocol.binary:
-        if msg.type != WSMsgType.BINARY or not msg.data:
+        # x/net/websocket reads text frames into []byte too: the Python client sends str stdin as text.
+        data: bytes = msg.data.encode() if msg.type == WSMsgType.TEXT else msg.data
+        if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT) or not data:
             raise FramingError("expected a binary message with a channel byte")
-        data: bytes = msg.data
         return data[0], data[1:]
     if msg.type != WSMsgType.TEXT or not msg.data:
         raise FramingError("expected a text message with a channel digit")

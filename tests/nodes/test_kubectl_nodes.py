@@ -84,7 +84,8 @@ def test_a_pod_bound_by_hand_runs_with_the_kubelets_status(haru: Cluster) -> Non
     assert [c["type"] for c in status["conditions"]] == [
         "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
     assert all(c["status"] == "True" for c in status["conditions"])
-    assert status["hostIP"] == "127.0.0.1" and status["podIP"].startswith("10.128.2.")
+    # Each node has its own loopback InternalIP (nodes/host.py): cpu-0 is the third node.
+    assert status["hostIP"] == "127.0.0.3" and status["podIP"].startswith("10.128.2.")
     assert status["qosClass"] == "BestEffort" and status["startTime"]
     (cs,) = status["containerStatuses"]
     assert cs["image"] == "docker.io/library/nginx:latest" and cs["imageID"].startswith("docker.io/library/nginx@sha256:")

@@ -17,10 +17,7 @@ from kubernetes import client as pyclient, config as pyconfig, utils as pyutils
 
 from tests.conftest import Cluster
 
-# Strict: once `python -m nodes` serves nodes/server.py (nodes-core's wiring, not yet merged), these
-# pass and the marker must go.
-pytestmark = [pytest.mark.slow, pytest.mark.xfail(reason="the nodes co-process does not serve the kubelet "
-                                                  "endpoint yet, so there is nothing to scrape", strict=True)]
+pytestmark = pytest.mark.slow
 
 
 def _pod(name: str, containers: list[dict[str, Any]], annotations: dict[str, str] | None = None) -> str:

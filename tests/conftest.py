@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,10 +74,17 @@ def start_haru(data_dir: str, *extra: str, timeout: float = 30) -> Cluster:
             break
         match = _SERVING.search(line)
         if match:
+            _drain(process)
             return Cluster(match.group(1), match.group(2), data_dir, process)
     process.kill()
     _, err = process.communicate(timeout=5)
     raise AssertionError(f"haru up did not start:\n{err}")
+
+
+def _drain(process: subprocess.Popen[str]) -> None:
+    """Keep reading what `haru up` prints once it serves: a full pipe would stop the server mid-write."""
+    for pipe in (process.stdout, process.stderr):
+        threading.Thread(target=lambda p=pipe: [None for _ in p], daemon=True).start()
 
 
 def stop_haru(cluster: Cluster) -> None:

@@ -92,29 +92,6 @@ def test_a_crd_may_put_additional_properties_true_beside_properties(haru: Cluste
             "Forbidden: additionalProperties and properties are mutual exclusive") in refused.stderr
 
 
-def test_a_watch_the_client_closes_is_not_a_server_error(haru: Cluster) -> None:
-    ns = "cmd-watch"
-    haru.kubectl("create", "namespace", ns)
-    watch = subprocess.Popen([realclients.kubectl(), "-n", ns, "get", "configmaps", "--watch", "--output-watch-events"],
-                             env={**os.environ, "KUBECONFIG": haru.kubeconfig, "HOME": haru.data_dir},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        haru.kubectl("-n", ns, "create", "configmap", "first")
-        assert watch.stdout is not None and "first" in watch.stdout.readline() + watch.stdout.readline()
-    finally:
-        watch.kill()
-        watch.wait()
-
-    def finished() -> list[str]:
-        haru.kubectl("-n", ns, "create", "configmap", f"after-{time.monotonic_ns()}")
-        metrics = haru.kubectl("get", "--raw", "/metrics").stdout
-        return [line for line in metrics.splitlines() if line.startswith("apiserver_request_total{")
-                and 'verb="WATCH"' in line and 'resource="configmaps"' in line]
-
-    lines = _until(finished, "the closed watch's request was recorded")
-    assert not any('code="500"' in line for line in lines), lines
-
-
 def test_system_namespaces_survive_delete_all(haru: Cluster) -> None:
     refused = haru.kubectl("delete", "namespace", "default", check=False)
     assert refused.returncode == 1

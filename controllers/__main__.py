@@ -8,18 +8,15 @@ and restarts it if it crashes; `builtin.py` says which controllers run.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import logging
-import signal
 import sys
 
-from client import kubeconfig
+from client import kubeconfig, startup
 from client.rest import RestClient
 from client import event_loop
 from controllers import builtin
 
-log = logging.getLogger("haru.controllers")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,24 +40,9 @@ async def _main(args: argparse.Namespace) -> int:
     if unknown:
         print(f"unknown controllers: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = startup.stop_event()
     async with RestClient(config, user_agent="haru-controllers/0.1") as client:
-        delay = 0.1
-        while not stop.is_set():
-            try:
-                await client.get_path("/version")
-                break
-            except Exception as exc:  # noqa: BLE001 - the server may simply not be up yet
-                log.info("waiting for the API server at %s: %s", config.server, exc)
-                try:
-                    await asyncio.wait_for(stop.wait(), delay)
-                except asyncio.TimeoutError:
-                    pass
-                delay = min(delay * 2, 5.0)
-        if stop.is_set():
+        if not await startup.wait_for_server(client, stop):
             return 0
         await builtin.run(client, stop, only, workers=args.workers)
     return 0

@@ -11,14 +11,12 @@ until SIGTERM or SIGINT, then stops without touching the pods (a restart resumes
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import logging
 import os
-import signal
 import sys
 
-from client import event_loop, kubeconfig
+from client import event_loop, kubeconfig, startup
 from client.rest import RestClient
 from nodes import flags, host, pools
 from nodes.kubelet import node_object
@@ -47,24 +45,9 @@ async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: 
     gc.set_threshold(50_000, 100, 100)  # informer caches are big trees of dicts without cycles
     config = kubeconfig.load(args.kubeconfig, args.context)
     state_dir = args.state_dir or os.path.join(os.path.dirname(os.path.abspath(args.kubeconfig)), "nodes")
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = startup.stop_event()
     async with RestClient(config, user_agent=USER_AGENT) as client:
-        delay = 0.1
-        while not stop.is_set():
-            try:
-                await client.get_path("/version")
-                break
-            except Exception as exc:  # noqa: BLE001 - the server may simply not be up yet
-                log.info("waiting for the API server at %s: %s", config.server, exc)
-                try:
-                    await asyncio.wait_for(stop.wait(), delay)
-                except asyncio.TimeoutError:
-                    pass
-                delay = min(delay * 2, 5.0)
-        if stop.is_set():
+        if not await startup.wait_for_server(client, stop):
             return 0
         settings = NodeSettings(pods=Settings(grace_scale=scale))
         nodes = await host.start(client, shapes, state_dir=state_dir, address=args.address, port=args.kubelet_port,

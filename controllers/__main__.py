@@ -18,7 +18,6 @@ from client import event_loop
 from controllers import builtin
 
 
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m controllers", description="haru's built-in controllers")
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig to reach the API server with")

@@ -36,7 +36,6 @@ from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
 from nodes import flags as node_flags
 from nodes.devices import fault as fault_cmd
-from nodes.devices import health as fault_health
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -62,14 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     fault.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
     fault.add_argument("--kubeconfig", default=None, help="the cluster to reach (default: DATA_DIR/kubeconfig)")
     fault_kinds = fault.add_subparsers(dest="fault_kind", required=True)
-    gpu = fault_kinds.add_parser("gpu", help="a GPU, MIG device or NIC of a hollow node")
-    gpu.add_argument("target", metavar="NODE/DEVICE")
-    gpu.add_argument("state", choices=sorted(fault_cmd.STATES))
-    gpu.add_argument("--effect", choices=fault_health.EFFECTS,
-                     help="the device taint's effect: NoSchedule for unhealthy, None for unknown by default; "
-                          "NoExecute evicts pods that do not tolerate it")
-    gpu.add_argument("--xid", type=int, help="report an XID error (taint gpu.nvidia.com/xid=<XID>)")
-    gpu.add_argument("--message", default="", help="the message pods see in allocatedResourcesStatus")
+    fault_cmd.add_gpu_command(fault_kinds)
     return parser
 
 

@@ -112,6 +112,12 @@ def parser() -> argparse.ArgumentParser:
     cli = argparse.ArgumentParser(prog="haru fault", description="Mark a virtual device unhealthy or healthy.")
     cli.add_argument("--kubeconfig", required=True)
     kinds = cli.add_subparsers(dest="kind", required=True)
+    add_gpu_command(kinds)
+    return cli
+
+
+def add_gpu_command(kinds: Any) -> None:
+    """The `gpu NODE/DEVICE STATE` command and its flags, for this module's CLI and `haru fault`."""
     gpu = kinds.add_parser("gpu", help="a GPU, MIG device or NIC of a hollow node")
     gpu.add_argument("target", metavar="NODE/DEVICE")
     gpu.add_argument("state", choices=sorted(STATES))
@@ -120,7 +126,6 @@ def parser() -> argparse.ArgumentParser:
                           "NoExecute evicts pods that do not tolerate it")
     gpu.add_argument("--xid", type=int, help="report an XID error (taint gpu.nvidia.com/xid=<XID>)")
     gpu.add_argument("--message", default="", help="the message pods see in allocatedResourcesStatus")
-    return cli
 
 
 async def _run(args: argparse.Namespace) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +13,7 @@ from client import kubeconfig
 from client.rest import RestClient
 from nodes.devices import driver, publisher
 from tests.conftest import Cluster
+from tests.nodes.polling import until
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 NODE = "devtest-nic-0"
@@ -28,16 +28,6 @@ async def rest(haru: Cluster) -> AsyncIterator[RestClient]:
         yield client
     finally:
         await client.close()
-
-
-async def until(check: Any, timeout: float = 20.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        got = await check()
-        if got or loop.time() > deadline:
-            return got
-        await asyncio.sleep(0.05)
 
 
 async def test_a_node_without_devices_gets_no_driver(rest: RestClient) -> None:

@@ -25,6 +25,7 @@ from client.rest import RestClient
 from nodes.devices import config, fault, health, inventory, publisher
 from tests.conftest import Cluster
 from tests.nodes.test_devices_slices import cel_device
+from tests.nodes.polling import until
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
 NODE = "devtest-gpu-0"
@@ -105,16 +106,6 @@ async def test_a_taint_on_one_slice_keeps_the_generation(rest: RestClient) -> No
     again.replace({"gpu-1": health.Fault()}, at="2030-01-01T00:00:00Z")
     assert await pass_once(rest, {"gpus": 4}, again) == 0
     assert await pass_once(rest, {"gpus": 4}) == 1
-
-
-async def until(check: Any, timeout: float = 20.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        got = await check()
-        if got or loop.time() > deadline:
-            return got
-        await asyncio.sleep(0.05)
 
 
 async def test_haru_fault_marks_a_device_through_the_node_and_publish_taints_it(rest: RestClient) -> None:

@@ -1,0 +1,138 @@
+"""`NodeInfo` and `PodInfo`: one node and the pods on it, as the scheduler's snapshot holds them.
+
+A NodeInfo sums what its pods request (`requested`, and `non_zero_requested` for scoring), which
+host ports they hold, which of them have (anti-)affinity terms, and how often each image is
+present in the cluster. The cache (`scheduler/cache.py`) keeps one per node, adds assumed pods
+before they are bound, and clones the changed ones into each cycle's snapshot; plugins read them
+and never write. Preemption clones a NodeInfo and removes victims from the copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler.framework.resources import Resource, pod_requests
+
+Obj = dict[str, Any]
+
+
+def pod_key(pod: Obj) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _host_ports(pod: Obj) -> list[tuple[str, str, int]]:
+    spec = pod.get("spec") or {}
+    ports = []
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        for port in container.get("ports") or []:
+            if port.get("hostPort"):
+                ports.append((port.get("hostIP") or "0.0.0.0", port.get("protocol") or "TCP", int(port["hostPort"])))
+    return ports
+
+
+@dataclass
+class PodInfo:
+    """A pod with what the scheduler derives from it once, not on every Filter call."""
+
+    pod: Obj
+    requests: Resource
+    non_zero_requests: Resource
+    host_ports: list[tuple[str, str, int]]
+    has_affinity: bool
+    has_required_anti_affinity: bool
+
+    @classmethod
+    def of(cls, pod: Obj) -> "PodInfo":
+        affinity = (pod.get("spec") or {}).get("affinity") or {}
+        anti = affinity.get("podAntiAffinity") or {}
+        return cls(pod=pod, requests=pod_requests(pod), non_zero_requests=pod_requests(pod, non_zero=True),
+                   host_ports=_host_ports(pod),
+                   has_affinity=bool(affinity.get("podAffinity") or anti),
+                   has_required_anti_affinity=bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution")))
+
+    @property
+    def key(self) -> str:
+        return pod_key(self.pod)
+
+    @property
+    def uid(self) -> str:
+        return (self.pod.get("metadata") or {}).get("uid", "")
+
+    @property
+    def priority(self) -> int:
+        return int((self.pod.get("spec") or {}).get("priority") or 0)
+
+
+@dataclass
+class ImageState:
+    size: int  # bytes, as the node reports it
+    num_nodes: int  # how many nodes have it, for ImageLocality's spread factor
+
+
+@dataclass
+class NodeInfo:
+    node: Obj | None = None
+    pods: list[PodInfo] = field(default_factory=list)
+    pods_with_affinity: list[PodInfo] = field(default_factory=list)
+    pods_with_required_anti_affinity: list[PodInfo] = field(default_factory=list)
+    requested: Resource = field(default_factory=Resource)
+    non_zero_requested: Resource = field(default_factory=Resource)
+    allocatable: Resource = field(default_factory=Resource)
+    used_ports: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    image_states: dict[str, ImageState] = field(default_factory=dict)
+    generation: int = 0  # bumped by every change, so the snapshot copies only changed nodes
+
+    @property
+    def name(self) -> str:
+        return ((self.node or {}).get("metadata") or {}).get("name", "")
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return ((self.node or {}).get("metadata") or {}).get("labels") or {}
+
+    def set_node(self, node: Obj) -> None:
+        self.node = node
+        self.allocatable = Resource.from_list((node.get("status") or {}).get("allocatable"))
+
+    def add_pod(self, info: PodInfo) -> None:
+        self.pods.append(info)
+        if info.has_affinity:
+            self.pods_with_affinity.append(info)
+        if info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(info)
+        self.requested.add(info.requests)
+        self.non_zero_requested.add(info.non_zero_requests)
+        for port in info.host_ports:
+            self.used_ports[port] = self.used_ports.get(port, 0) + 1
+
+    def remove_pod(self, pod: Obj) -> bool:
+        """Drop the pod with this pod's uid (or key); False when it is not on this node."""
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        key = pod_key(pod)
+        for i, info in enumerate(self.pods):
+            if (uid and info.uid == uid) or (not uid and info.key == key):
+                del self.pods[i]
+                break
+        else:
+            return False
+        for group in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if info in group:
+                group.remove(info)
+        self.requested.add(info.requests, -1)
+        self.non_zero_requested.add(info.non_zero_requests, -1)
+        for port in info.host_ports:
+            left = self.used_ports.get(port, 0) - 1
+            if left > 0:
+                self.used_ports[port] = left
+            else:
+                self.used_ports.pop(port, None)
+        return True
+
+    def clone(self) -> "NodeInfo":
+        return NodeInfo(node=self.node, pods=list(self.pods), pods_with_affinity=list(self.pods_with_affinity),
+                        pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
+                        requested=self.requested.clone(), non_zero_requested=self.non_zero_requested.clone(),
+                        allocatable=self.allocatable.clone(), used_ports=dict(self.used_ports),
+                        image_states=self.image_states, generation=self.generation)

@@ -1,0 +1,5 @@
+"""The in-tree plugins, one module per plugin, named as upstream names it (`names.py`).
+
+Each module has one plugin class and a `new(args, handle, features)` factory; `scheduler/registry.py`
+maps the upstream names to those factories.
+"""

@@ -304,9 +304,9 @@ class DeviceTaintEvictionController:
         delay = eviction.when - time.time()
         if delay > 0:
             return Result(requeue_after=delay)
-        await self._evict(pod)
+        deleted = await self._evict(pod)
         self._pending.pop(key, None)
-        for origin in eviction.origins:
+        for origin in eviction.origins if deleted else ():
             if origin.rule_uid:
                 self._evicted_by_rule[origin.rule_uid] = self._evicted_by_rule.get(origin.rule_uid, 0) + 1
                 # Not at once: the rule status reads the pod cache, which has to see the deletion.
@@ -318,17 +318,18 @@ class DeviceTaintEvictionController:
             if _meta(rule).get("uid") == uid and self._ctx is not None:
                 self._ctx.queue.add_after(("rule", _meta(rule)["name"]), after)
 
-    async def _evict(self, cached: Obj) -> None:
+    async def _evict(self, cached: Obj) -> bool:
+        """Condition, then delete; False when the pod was gone, replaced or already going."""
         meta = _meta(cached)
         namespace, name, uid = meta.get("namespace"), meta.get("name") or "", meta.get("uid")
         try:
             pod = await self.client.get(PODS, name, namespace)
         except errors.APIError as exc:
             if errors.is_not_found(exc):
-                return
+                return False
             raise
         if _meta(pod).get("uid") != uid or _meta(pod).get("deletionTimestamp"):
-            return  # replaced by another pod of that name, or already going
+            return False  # replaced by another pod of that name, or already going
         await events.record(self.client, COMPONENT, pod, "Normal", "DeviceTaintManagerEviction", "Marking for deletion")
         conditions = (pod.get("status") or {}).get("conditions") or []
         current = next((c for c in conditions if c.get("type") == CONDITION["type"]), None)
@@ -342,15 +343,16 @@ class DeviceTaintEvictionController:
                 await self.client.patch(PODS, name, patch, namespace, patch_type="strategic", subresource="status")
             except errors.APIError as exc:
                 if errors.is_not_found(exc):
-                    return
+                    return False
                 raise
         try:
             await self.client.delete(PODS, name, namespace, uid=uid)
         except errors.APIError as exc:
             if errors.is_not_found(exc):
-                return
+                return False
             raise
         log.info("evicted pod %s/%s: a device it uses has a NoExecute taint it does not tolerate", namespace, name)
+        return True
 
     # -- DeviceTaintRule status --------------------------------------------------------------
 
@@ -377,9 +379,11 @@ class DeviceTaintEvictionController:
             return None
         wanted["lastTransitionTime"] = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         others = [c for c in (rule.get("status") or {}).get("conditions") or [] if c.get("type") != wanted["type"]]
-        body = {**rule, "status": {**(rule.get("status") or {}), "conditions": others + [wanted]}}
+        # A merge patch carrying the uid: only this rule (not a namesake) and no conflict with
+        # our own previous write that the cache may not show yet.
+        patch = {"metadata": {"uid": _meta(rule).get("uid")}, "status": {"conditions": others + [wanted]}}
         try:
-            await self.client.update(DEVICETAINTRULES, body, subresource="status")
+            await self.client.patch(DEVICETAINTRULES, _meta(rule)["name"], patch, subresource="status")
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return None

@@ -95,6 +95,12 @@ class Eviction:
     origins: set[Origin] = field(default_factory=set)
 
 
+def _claims_seen(pod: Obj) -> tuple[Any, ...]:
+    status = pod.get("status") or {}
+    return (status.get("resourceClaimStatuses"), status.get("extendedResourceClaimStatus"),
+            (pod.get("spec") or {}).get("nodeName"))
+
+
 class DeviceTaintEvictionController:
     name = "device-taint-eviction"
 
@@ -172,7 +178,7 @@ class DeviceTaintEvictionController:
         store = self._store(self.claims)
         namespace = _meta(pod).get("namespace") or ""
         found: Eviction | None = None
-        for _, named in pod_claims.claim_names(pod):
+        for named in pod_claims.used_claim_names(pod):
             claim = store.get(f"{namespace}/{named.name}") if store is not None else None
             allocation = ((claim or {}).get("status") or {}).get("allocation")
             if claim is None or not allocation:
@@ -222,12 +228,10 @@ class DeviceTaintEvictionController:
         if event.type == "DELETED":
             self._pending.pop(event.key, None)
             return []
-        if not (pod.get("spec") or {}).get("resourceClaims") or not (pod.get("spec") or {}).get("nodeName"):
+        if not pod_claims.uses_claims(pod) or not (pod.get("spec") or {}).get("nodeName"):
             return []
         old = event.old
-        if old is not None and (old.get("status") or {}).get("resourceClaimStatuses") == \
-                (pod.get("status") or {}).get("resourceClaimStatuses") and \
-                (old.get("spec") or {}).get("nodeName") == pod["spec"]["nodeName"]:
+        if old is not None and _claims_seen(old) == _claims_seen(pod):
             return []  # pods change often; only their claims matter here (and our own condition)
         return [("pod", event.key)]
 

@@ -2,8 +2,9 @@
 
 What k8s.io/dynamic-resource-allocation/resourceclaim answers for kube-controller-manager: an entry
 names a claim directly (`resourceClaimName`) or through a template, whose generated claim is
-recorded in `status.resourceClaimStatuses` (a null name there means "not needed"). A generated
-claim belongs to its pod by a controller ownerReference. Read by `resource_claims.py` (the
+recorded in `status.resourceClaimStatuses` (a null name there means "not needed"); the scheduler's
+claim for extended resources is in `status.extendedResourceClaimStatus`. A generated claim belongs
+to its pod by a controller ownerReference. Read by `resource_claims.py` (the
 ResourceClaim controller) and `device_taint_eviction.py`; neither writes through this module.
 """
 
@@ -63,6 +64,24 @@ def claim_names(pod: Obj) -> list[tuple[Obj, ClaimName]]:
     return found
 
 
+def extended_claim(pod: Obj) -> str | None:
+    """The claim the scheduler made for the pod's extended resources (KEP-5004), when it made one."""
+    return ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName") or None
+
+
+def used_claim_names(pod: Obj) -> list[ClaimName]:
+    """Every claim the pod uses by name: its entries' and the extended-resource claim (owned by the pod)."""
+    used = [named for _, named in claim_names(pod)]
+    extended = extended_claim(pod)
+    if extended:
+        used.append(ClaimName(extended, True))
+    return used
+
+
+def uses_claims(pod: Obj) -> bool:
+    return bool((pod.get("spec") or {}).get("resourceClaims") or extended_claim(pod))
+
+
 def is_for_pod(pod: Obj, claim: Obj) -> str | None:
     """None when the pod owns the claim; else upstream's reason why it does not."""
     uid = _meta(pod).get("uid")
@@ -101,4 +120,4 @@ def is_done(pod: Obj) -> bool:
 def claim_index(pod: Obj) -> list[str]:
     """Pods filed under `namespace/claim` for every claim they name (podResourceClaimIndexFunc)."""
     namespace = _meta(pod).get("namespace") or ""
-    return [f"{namespace}/{named.name}" for _, named in claim_names(pod)]
+    return [f"{namespace}/{named.name}" for named in used_claim_names(pod)]

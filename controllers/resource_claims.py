@@ -93,7 +93,7 @@ class ResourceClaimController:
 
     def _pod_keys(self, event: Event) -> list[Hashable]:
         pod = event.obj
-        if not (pod.get("spec") or {}).get("resourceClaims"):
+        if not pod_claims.uses_claims(pod):
             return []
         meta = _meta(pod)
         deleted = event.type == "DELETED"
@@ -102,8 +102,8 @@ class ResourceClaimController:
         keys: list[Hashable] = []
         if deleted or pod_claims.is_terminal(pod) or (meta.get("deletionTimestamp") and not pod["spec"].get("nodeName")):
             # The pod will not use its claims any more: their reservations may go.
-            keys += [("claim", f"{meta.get('namespace')}/{named.name}") for _, named in pod_claims.claim_names(pod)]
-        if not deleted and not meta.get("deletionTimestamp"):
+            keys += [("claim", f"{meta.get('namespace')}/{named.name}") for named in pod_claims.used_claim_names(pod)]
+        if not deleted and not meta.get("deletionTimestamp") and (pod.get("spec") or {}).get("resourceClaims"):
             keys.append(("pod", event.key))
         return keys
 

@@ -166,3 +166,27 @@ async def test_a_none_rule_previews_what_no_execute_would_evict(cluster: Cluster
         "if the effect was NoExecute. This information will not be updated again. "
         "Recreate the DeviceTaintRule to trigger an update.")
     assert not (await cluster.client.get(PODS, "previewed", NS))["metadata"].get("deletionTimestamp")
+
+
+async def test_a_pod_is_evicted_for_a_tainted_device_of_its_extended_resource_claim(cluster: Cluster) -> None:
+    # KEP-5004: the scheduler's claim for `nvidia.com/gpu: 1` is named in the pod status only.
+    await _slice(cluster, "gpu-f", ["gpu-0"])
+    pod = await cluster.client.create(PODS, {"metadata": {"name": "extended"}, "spec": {"nodeName": "gpu-f", "containers": [
+        {"name": "main", "image": "cuda", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}}, NS)
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "extended", "uid": pod["metadata"]["uid"], "controller": True}
+    await cluster.client.create(RESOURCECLAIMS, {"metadata": {
+        "name": "extended-extended-resources-x1y2z", "ownerReferences": [owner],
+        "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}}, "spec": {"devices": {"requests": [
+            {"name": "container-0-request-0", "exactly": {"deviceClassName": DRIVER, "count": 1}}]}}}, NS)
+    await cluster.client.patch(RESOURCECLAIMS, "extended-extended-resources-x1y2z", {"status": {
+        "allocation": {"devices": {"results": [
+            {"request": "container-0-request-0", "driver": DRIVER, "pool": "gpu-f", "device": "gpu-0"}]}},
+        "reservedFor": [{"resource": "pods", "name": "extended", "uid": pod["metadata"]["uid"]}]}}, NS, subresource="status")
+    await cluster.client.patch(PODS, "extended", {"status": {"extendedResourceClaimStatus": {
+        "resourceClaimName": "extended-extended-resources-x1y2z", "requestMappings": [
+            {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}]}}},
+        NS, subresource="status")
+
+    await _taint(cluster, "gpu-f", "gpu-0", TAINT)
+
+    assert _disruption(await eventually(lambda: _evicted(cluster, "extended")))["reason"] == "DeletionByDeviceTaintManager"

@@ -165,3 +165,29 @@ async def test_a_deleted_unused_protected_claim_is_deallocated_and_let_go(cluste
         return False
 
     await eventually(gone)
+
+
+async def test_the_extended_resource_claim_of_a_finished_pod_is_released_and_deleted(cluster: Cluster) -> None:
+    pod = await cluster.client.create(PODS, {"metadata": {"name": "extended"}, "spec": {"nodeName": "gpu-0", "containers": [
+        {"name": "main", "image": "cuda", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}}, NS)
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "extended", "uid": pod["metadata"]["uid"], "controller": True}
+    name = "extended-extended-resources-a1b2c"
+    await cluster.client.create(RESOURCECLAIMS, {"metadata": {
+        "name": name, "ownerReferences": [owner], "finalizers": [pod_claims.DELETE_PROTECTION],
+        "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}}, "spec": SPEC}, NS)
+    await _write_status(cluster, name, {"allocation": ALLOCATION, "reservedFor": [
+        {"resource": "pods", "name": "extended", "uid": pod["metadata"]["uid"]}]})
+    await cluster.client.patch(PODS, "extended", {"status": {"extendedResourceClaimStatus": {
+        "resourceClaimName": name, "requestMappings": [
+            {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "gpu"}]}}}, NS, subresource="status")
+
+    await cluster.client.patch(PODS, "extended", {"status": {"phase": "Succeeded"}}, NS, subresource="status")
+
+    async def gone() -> bool:
+        try:
+            await cluster.client.get(RESOURCECLAIMS, name, NS)
+        except errors.APIError as exc:
+            return errors.is_not_found(exc)
+        return False
+
+    await eventually(gone)

@@ -40,14 +40,14 @@ def _meta(obj: Obj | None) -> Obj:
     return (obj or {}).get("metadata") or {}
 
 
-def _seconds(timestamp: str | None) -> float:
-    """RFC 3339 → epoch seconds; a taint without timeAdded counts as added long ago."""
+def _seconds(timestamp: str | None) -> float | None:
+    """RFC 3339 → epoch seconds (None when missing or unreadable)."""
     if not timestamp:
-        return 0.0
+        return None
     try:
         return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
     except ValueError:
-        return 0.0
+        return None
 
 
 def _pool_of(slice_: Obj) -> list[str]:
@@ -116,6 +116,8 @@ class DeviceTaintEvictionController:
         self._ctx: Any = None
         self._pending: dict[str, tuple[str, Eviction]] = {}  # pod key → (uid, eviction) not done yet
         self._evicted_by_rule: dict[str, int] = {}  # rule uid → pods evicted since we started
+        # kube-apiserver sets a taint's timeAdded; when a server did not, the time we first saw it counts.
+        self._first_seen: dict[tuple[Origin, str, str, str], float] = {}
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -189,7 +191,7 @@ class DeviceTaintEvictionController:
                 continue  # perhaps an earlier pod of the same name
             for result in (allocation.get("devices") or {}).get("results") or []:
                 for taint, origin in self._taints(result, simulate):
-                    when = self._taint_deadline(result, taint)
+                    when = self._taint_deadline(result, taint, origin)
                     if when is None:
                         continue
                     if found is None:
@@ -198,7 +200,14 @@ class DeviceTaintEvictionController:
                     found.origins.add(origin)
         return found
 
-    def _taint_deadline(self, result: Obj, taint: Obj) -> float | None:
+    def _added(self, taint: Obj, origin: Origin) -> float:
+        added = _seconds(taint.get("timeAdded"))
+        if added is not None:
+            return added
+        seen = (origin, taint.get("key") or "", taint.get("value") or "", taint.get("effect") or "")
+        return self._first_seen.setdefault(seen, time.time())
+
+    def _taint_deadline(self, result: Obj, taint: Obj, origin: Origin) -> float | None:
         seconds: float | None = None
         for toleration in result.get("tolerations") or []:
             # Upstream counts only tolerations that name the NoExecute effect.
@@ -208,7 +217,7 @@ class DeviceTaintEvictionController:
                 return None  # tolerated for ever
             value = max(0, int(toleration["tolerationSeconds"]))
             seconds = value if seconds is None else min(seconds, value)
-        return _seconds(taint.get("timeAdded")) + (seconds or 0)
+        return self._added(taint, origin) + (seconds or 0)
 
     # -- events → keys -----------------------------------------------------------------------
 
@@ -368,7 +377,7 @@ class DeviceTaintEvictionController:
         existing = rule_status.current(rule)
         now = time.time()
         if existing is not None and existing.get("observedGeneration") == _meta(rule).get("generation"):
-            since = now - _seconds(existing.get("lastTransitionTime"))
+            since = now - (_seconds(existing.get("lastTransitionTime")) or 0.0)
             if since < self.rule_status_period:
                 return Result(requeue_after=self.rule_status_period - since)
         effect = ((rule.get("spec") or {}).get("taint") or {}).get("effect")

@@ -190,3 +190,27 @@ async def test_a_pod_is_evicted_for_a_tainted_device_of_its_extended_resource_cl
     await _taint(cluster, "gpu-f", "gpu-0", TAINT)
 
     assert _disruption(await eventually(lambda: _evicted(cluster, "extended")))["reason"] == "DeletionByDeviceTaintManager"
+
+
+async def test_a_pending_eviction_is_cancelled_when_the_taint_goes(cluster: Cluster) -> None:
+    await _slice(cluster, "gpu-g", ["gpu-0"])
+    pod = await _pod_using(cluster, "reprieved", "gpu-g", "gpu-0", tolerations=[
+        {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 3600}])
+    await _taint(cluster, "gpu-g", "gpu-0", TAINT)
+    key = f"{NS}/reprieved"
+
+    async def pending() -> bool:
+        return key in _controller(cluster)._pending
+
+    await eventually(pending)
+    current = await cluster.client.get(RESOURCESLICES, "gpu-g-gpus")
+    current["spec"]["devices"][0].pop("taints")
+    await cluster.client.update(RESOURCESLICES, current)
+
+    async def cancelled() -> list[dict[str, Any]]:
+        items = (await cluster.client.list(EVENTS, NS)).get("items") or []
+        return [e for e in items if e["involvedObject"].get("uid") == pod["metadata"]["uid"]]
+
+    [event] = await eventually(cancelled)
+    assert (event["reason"], event["message"]) == ("DeviceTaintManagerEviction", "Cancelling deletion")
+    assert not (await cluster.client.get(PODS, "reprieved", NS))["metadata"].get("deletionTimestamp")

@@ -1,4 +1,5 @@
-"""The ResourceClaim controller against a real API server (in-process), driven by its informers.
+"""The ResourceClaim controller against a real API server (in-process), driven by its informers,
+read back with the `kubernetes` 36.0.3 Python client too.
 
 A template entry gets its claim (generated name, annotation, controller owner, the template's
 labels, annotations and spec) recorded in the pod status; a missing template is a Warning event
@@ -9,9 +10,11 @@ hand gets its allocated claim reserved; a generated claim of a finished pod is d
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
+from kubernetes import client as pyclient
 
 from client import errors
 from client.resources import EVENTS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
@@ -63,6 +66,12 @@ async def test_a_template_entry_gets_its_claim_recorded_in_the_pod_status(cluste
     assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": pod["metadata"]["uid"],
                                         "controller": True, "blockOwnerDeletion": True}]
     assert claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.nvidia.com"
+    # The `kubernetes` 36.0.3 client reads the claim and the pod status as typed objects.
+    api = pyclient.ApiClient(pyclient.Configuration(host=cluster.url))
+    typed = await asyncio.to_thread(pyclient.ResourceV1Api(api).read_namespaced_resource_claim, meta["name"], NS)
+    assert (typed.metadata.owner_references[0].controller, typed.metadata.owner_references[0].block_owner_deletion) == (True, True)
+    typed_pod = await asyncio.to_thread(pyclient.CoreV1Api(api).read_namespaced_pod_status, "trainer", NS)
+    assert [(s.name, s.resource_claim_name) for s in typed_pod.status.resource_claim_statuses] == [("gpu", meta["name"])]
 
 
 async def test_a_missing_template_is_a_warning_event_and_is_retried(cluster: Cluster) -> None:

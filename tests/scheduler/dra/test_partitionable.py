@@ -49,7 +49,7 @@ CASES = [
                       total="3Gi"),
                  [claim("a", exact("g", "small", capacity={"requests": {"memory": "1Gi"}})),
                   claim("b", exact("g", "small", capacity={"requests": {"memory": "1Gi"}})),
-                  claim("c", exact("g", "small", capacity={"requests": {"memory": "1Gi"}}))], {},
+                  claim("c", exact("g", "small"))], {},
                  [[("g", "n1/shared")], [("g", "n1/shared")], [("g", "n1/gpu-0-a")]],
                  id="a shared device consumes its counters once however many shares it has"),
 ]

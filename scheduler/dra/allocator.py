@@ -173,9 +173,13 @@ class _Search:
     def selectable(self, request: Request, device: Device) -> bool:
         if device.binding_conditions and not self.features["DRADeviceBindingConditions"]:
             return False
-        if request.class_selectors and not selectors.match(request.class_selectors, device, request.class_owner):
-            return False
-        if request.selectors and not selectors.match(request.selectors, device, request.owner):
+        passes = device.matches.get(request.selection)
+        if passes is None:
+            # Raises on a broken selector; then nothing is remembered under the combined key.
+            passes = (selectors.match(request.class_selectors, device, request.class_owner)
+                      and selectors.match(request.selectors, device, request.owner))
+            device.matches[request.selection] = passes
+        if not passes:
             return False
         if request.capacity and self.features["DRAConsumableCapacity"]:
             if capacity.resolve(request.capacity, device) is None:

@@ -34,7 +34,7 @@ class Request:
     """One request, or one subrequest of a firstAvailable request."""
 
     __slots__ = ("base", "sub", "name", "spec", "class_name", "device_class", "class_selectors", "selectors",
-                 "all", "count", "admin", "tolerations", "capacity", "owner", "class_owner")
+                 "all", "count", "admin", "tolerations", "capacity", "owner", "class_owner", "selection")
 
     def __init__(self, base: str, sub: str, spec: dict[str, Any], device_class: dict[str, Any], owner: str):
         self.base = base
@@ -52,6 +52,10 @@ class Request:
         self.capacity: dict[str, Decimal] = capacity.parse_requests(spec.get("capacity"))
         self.owner = owner
         self.class_owner = f"class {self.class_name}"
+        # The key under which a device remembers whether it passes all of this request's selectors
+        # (the class's, then the request's): one lookup per device instead of one per expression.
+        self.selection = (tuple(((sel or {}).get("cel") or {}).get("expression") for sel in self.class_selectors),
+                          tuple(((sel or {}).get("cel") or {}).get("expression") for sel in self.selectors))
 
 
 class Claim:

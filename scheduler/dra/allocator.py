@@ -13,7 +13,6 @@ are Unschedulable reasons ("cannot allocate all claims").
 
 from __future__ import annotations
 
-import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -377,7 +376,3 @@ class _Search:
             target = consumed[set_name]
             for name, value in counters.items():
                 target[name] -= value
-
-
-def new_share_id() -> str:
-    return str(uuid.uuid4())

@@ -12,15 +12,21 @@ the slices' node selectors otherwise, and is left out when the devices are usabl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import uuid
+from typing import Any
 
 from scheduler.dra import capacity
 
-if TYPE_CHECKING:
-    from scheduler.dra.allocator import _Search
+# The allocator's search state (`allocator._Search`): node, claims, chosen requests and devices.
+Search = Any
 
 
-def _result(search: "_Search", taken: Any) -> dict[str, Any]:
+def new_share_id() -> str:
+    """A share of a device that allows multiple allocations gets its own UID."""
+    return str(uuid.uuid4())
+
+
+def _result(search: Search, taken: Any) -> dict[str, Any]:
     device, request = taken.device, taken.request
     driver, pool, name = device.id
     out: dict[str, Any] = {"request": request.name, "driver": driver, "pool": pool, "device": name}
@@ -34,7 +40,6 @@ def _result(search: "_Search", taken: Any) -> dict[str, Any]:
         if device.binding_failure_conditions:
             out["bindingFailureConditions"] = list(device.binding_failure_conditions)
     if taken.share:
-        from scheduler.dra.allocator import new_share_id
         out["shareID"] = new_share_id()
         if taken.amounts:
             out["consumedCapacity"] = capacity.status_form(device, taken.amounts)
@@ -70,7 +75,7 @@ def _config(claim: Any, chosen: list[Any]) -> list[dict[str, Any]]:
     return config
 
 
-def _node_selector(search: "_Search", taken_list: list[Any]) -> dict[str, Any] | None:
+def _node_selector(search: Search, taken_list: list[Any]) -> dict[str, Any] | None:
     node_name = (search.node.get("metadata") or {}).get("name", "")
     fields: list[dict[str, Any]] = []
     expressions: list[dict[str, Any]] = []
@@ -108,7 +113,7 @@ def _add_requirement(into: list[dict[str, Any]], requirement: dict[str, Any]) ->
     into.append(dict(requirement))
 
 
-def allocation(search: "_Search", index: int) -> dict[str, Any]:
+def allocation(search: Search, index: int) -> dict[str, Any]:
     claim = search.claims[index]
     taken_list = search.taken[index]
     devices: dict[str, Any] = {"results": [_result(search, taken) for taken in taken_list]}

@@ -81,7 +81,8 @@ class Allocator:
         self.classes = classes
         self.allocated = allocated
         self.features = {**FEATURE_DEFAULTS, **(features or {})}
-        self.rules = taints.Rules(taint_rules or [])
+        # DeviceTaintRules count only with their gate (beta, off by default in 1.36).
+        self.rules = taints.Rules(taint_rules or [] if self.features["DRADeviceTaintRules"] else [])
         self._claims: dict[Any, Claim | ClaimError] = {}
         self._available: dict[tuple[int, str, str], dict[str, dict[str, Decimal]]] = {}
 

@@ -3,8 +3,8 @@
 `devices.results` has one entry per chosen device (request name `<request>/<subrequest>` for
 firstAvailable, adminAccess, tolerations, shareID and consumedCapacity for shared devices, the
 binding conditions when that gate is on). `devices.config` lists each used class's config once
-(source FromClass, the requests using it), then the claim's config entries that apply to the
-chosen requests (FromClaim); a config covering every request drops its `requests`. The
+(source FromClass, the requests using it), then the claim's config entries, each once per
+chosen request it names (FromClaim, as upstream); a config covering every request drops `requests`. The
 nodeSelector pins the claim to the node when a device is node-local or binds to the node, merges
 the slices' node selectors otherwise, and is left out when the devices are usable everywhere.
 `allocationTimestamp` is the plugin's to set. Called by `allocator.py`.
@@ -61,14 +61,17 @@ def _config(claim: Any, chosen: list[Any]) -> list[dict[str, Any]]:
                      **{k: v for k, v in item.items() if k != "requests"}}
             entries.append(entry)
             config.append(entry)
-    chosen_names = {r.base for r in chosen} | {r.name for r in chosen}
     for item in ((claim.obj.get("spec") or {}).get("devices") or {}).get("config") or []:
         names = item.get("requests") or []
         body = {k: v for k, v in item.items() if k != "requests"}
         if not names:
             config.append({"source": "FromClaim", **body})
-        elif any(n in chosen_names for n in names):
-            config.append({"source": "FromClaim", "requests": list(names), **body})
+            continue
+        # As upstream: the entry is added once for each request it names by its own name or by
+        # the chosen subrequest (so an entry naming two requests appears twice).
+        for request in chosen:
+            if request.base in names or (request.sub and request.name in names):
+                config.append({"source": "FromClaim", "requests": list(names), **body})
     for entry in config:
         if "requests" in entry and len(entry["requests"]) == len(claim.requests):
             del entry["requests"]

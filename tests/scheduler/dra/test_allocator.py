@@ -236,12 +236,13 @@ def test_admin_access_is_marked_in_the_result() -> None:
     assert outcome.allocations[0]["devices"]["results"][0]["adminAccess"] is True
 
 
-def test_config_from_the_class_once_and_from_the_claim_for_the_requests_it_names() -> None:
+def test_config_from_the_class_once_and_from_the_claim_once_per_request_it_names() -> None:
     gpu = device_class("gpu", f'device.driver == "{DRIVER}"',
                        config=[{"opaque": {"driver": DRIVER, "parameters": {"mode": "class"}}}])
     other = device_class("other", "true", config=[{"opaque": {"driver": DRIVER, "parameters": {"mode": "other"}}}])
     c = claim("c", exact("a"), exact("b"), exact("x", "other"),
               config=[{"requests": ["a"], "opaque": {"driver": DRIVER, "parameters": {"for": "a"}}},
+                      {"requests": ["b", "x"], "opaque": {"driver": DRIVER, "parameters": {"for": "b and x"}}},
                       {"opaque": {"driver": DRIVER, "parameters": {"for": "all"}}},
                       {"requests": ["nobody"], "opaque": {"driver": DRIVER, "parameters": {"for": "none"}}}])
     outcome = run(one_node([device("gpu-0"), device("gpu-1"), device("gpu-2")]), [c], classes=[gpu, other])
@@ -249,6 +250,9 @@ def test_config_from_the_class_once_and_from_the_claim_for_the_requests_it_names
         {"source": "FromClass", "requests": ["a", "b"], "opaque": {"driver": DRIVER, "parameters": {"mode": "class"}}},
         {"source": "FromClass", "requests": ["x"], "opaque": {"driver": DRIVER, "parameters": {"mode": "other"}}},
         {"source": "FromClaim", "requests": ["a"], "opaque": {"driver": DRIVER, "parameters": {"for": "a"}}},
+        # Once per request it names, as upstream's loop adds it.
+        {"source": "FromClaim", "requests": ["b", "x"], "opaque": {"driver": DRIVER, "parameters": {"for": "b and x"}}},
+        {"source": "FromClaim", "requests": ["b", "x"], "opaque": {"driver": DRIVER, "parameters": {"for": "b and x"}}},
         {"source": "FromClaim", "opaque": {"driver": DRIVER, "parameters": {"for": "all"}}},
     ]
 

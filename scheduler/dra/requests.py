@@ -82,8 +82,9 @@ def _one(claim_text: str, base: str, sub: str, spec: dict[str, Any], classes: di
     if spec.get("adminAccess") is not None and not features["DRAAdminAccess"]:
         raise ClaimError(f"claim {claim_text}, request {name}: admin access is requested, but the feature is disabled")
     if spec.get("adminAccess") and not admin_namespace:
-        raise ClaimError(f"claim {claim_text}, request {name}: admin access is requested, but the namespace "
-                         f"does not have the label {ADMIN_ACCESS_LABEL}=true")
+        # The API server's wording for the same rule (it refuses such claims at create time).
+        raise ClaimError(f"claim {claim_text}, request {name}: admin access to devices requires the "
+                         f"`{ADMIN_ACCESS_LABEL}: true` label on the containing namespace")
     class_name = spec.get("deviceClassName") or ""
     if not class_name:
         raise ClaimError(f"claim {claim_text}, request {name}: missing device class name (unsupported request type?)")

@@ -123,8 +123,9 @@ CASES = [
                  dict(admin=True, held=[allocated("h", ("n1", "gpu-0"))]), [[("g", "n1/gpu-0")]],
                  id="admin access may take a device that is already allocated"),
     pytest.param(one_node([device("gpu-0")]), [claim("c", exact("g", adminAccess=True))], {},
-                 "claim default/c, request g: admin access is requested, but the namespace does not have the label "
-                 "resource.kubernetes.io/admin-access=true", id="admin access outside an admin namespace is refused"),
+                 "claim default/c, request g: admin access to devices requires the "
+                 "`resource.kubernetes.io/admin-access: true` label on the containing namespace",
+                 id="admin access outside an admin namespace is refused"),
     pytest.param(one_node([device("gpu-0")]), [claim("c", exact("g"))],
                  dict(held=[allocated("h", ("n1", "gpu-0"), adminAccess=True)]), [[("g", "n1/gpu-0")]],
                  id="a device held only with admin access is still free for others"),

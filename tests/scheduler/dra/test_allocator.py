@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from tests.scheduler.dra.builders import (
-    DRIVER, GPU_CLASS, allocated, claim, device, device_class, exact, first_available, node, picked, run, slice_, sub,
+    DRIVER, allocated, claim, device, device_class, exact, first_available, node, picked, run, slice_, sub,
 )
 
 D = f'device.attributes["{DRIVER}"]'

@@ -114,6 +114,17 @@ def test_select_victims_on_node(name: str, existing: list[Obj], preemptor: Obj, 
     assert [i.key for i in original.pods] == before  # the snapshot's node is left alone
 
 
+def test_a_higher_priority_pod_nominated_to_the_node_keeps_its_room() -> None:
+    existing = [running("a", "n1", cpu="2", priority=1), running("b", "n1", cpu="2", priority=2)]
+    preemptor = pod("p", requests={"cpu": "2"}, priority=10)
+    alone = FilteringHandle([node("n1", cpu="4")], existing)
+    crowded = FilteringHandle([node("n1", cpu="4")], existing,
+                              nominated={"n1": [pod("earlier", requests={"cpu": "2"}, priority=20)]})
+    results = [names_of(plugin_for(h).select_victims_on_node(CycleState(), preemptor, h.snapshot.get("n1").clone(),
+                                                             [])[0]) for h in (alone, crowded)]
+    assert results == [["a"], ["b", "a"]]
+
+
 def test_selection_runs_the_pre_filter_extensions_for_every_removal_and_reprieve() -> None:
     calls: list[tuple[str, str]] = []
 

@@ -480,3 +480,17 @@ def test_the_registry_builds_it_by_its_upstream_name() -> None:
     plugin = registry.REGISTRY[names.DEFAULT_PREEMPTION]({}, FilteringHandle(), {})
     assert plugin.name == "DefaultPreemption"
     assert (plugin.min_percentage, plugin.min_absolute, plugin.async_preemption) == (10, 100, True)
+
+
+@pytest.mark.parametrize("args,message", [
+    ({"minCandidateNodesPercentage": 101},
+     "minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"),
+    ({"minCandidateNodesAbsolute": -1}, "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"),
+    ({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+     "[minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute, "
+     "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage]"),
+], ids=["a percentage over 100", "a negative absolute", "both zero"])
+def test_bad_args_are_refused_with_upstreams_field_errors(args: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        registry.REGISTRY[names.DEFAULT_PREEMPTION](args, FilteringHandle(), {})
+    assert str(caught.value) == message

@@ -31,6 +31,22 @@ DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
 
+def validate_args(percentage: int, absolute: int) -> None:
+    """ValidateDefaultPreemptionArgs: field errors in upstream's words, aggregated as Go prints them."""
+    errs = []
+    if not 0 <= percentage <= 100:
+        errs.append(f"minCandidateNodesPercentage: Invalid value: {percentage}: not in valid range [0, 100]")
+    if absolute < 0:
+        errs.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
+    if percentage == 0 and absolute == 0:
+        errs.append("minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesAbsolute")
+        errs.append("minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesPercentage")
+    if errs:
+        raise ValueError(errs[0] if len(errs) == 1 else f"[{', '.join(errs)}]")
+
+
 def _terminating_by_preemption(pod: Obj) -> bool:
     if not (pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
@@ -54,6 +70,7 @@ class DefaultPreemption:
         self.handle = handle
         self.min_percentage = int(args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
         self.min_absolute = int(args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
+        validate_args(self.min_percentage, self.min_absolute)
         self.async_preemption = features.get(ASYNC_PREEMPTION_GATE, True)
         self.rand = rand or random.Random()
         self.executor = Executor(handle)

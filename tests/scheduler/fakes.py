@@ -1,5 +1,7 @@
 """A `Handle` for plugin tests: a snapshot built from node and pod dicts, stores filled by hand,
-and an event recorder that keeps what it is told. No API server, no framework around it."""
+and an event recorder that keeps what it is told. No API server, no framework around it.
+`FilteringHandle` adds a Filter step that runs real filter functions (`cpu_fit`), nominated pods,
+and a client that records writes, for plugins (preemption) that simulate on node copies."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from client.resources import PODDISRUPTIONBUDGETS, PODS
+from client.resources import PODDISRUPTIONBUDGETS, PODGROUPS, PODS
 from scheduler import registry
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import NodeToStatus
@@ -279,7 +279,8 @@ ELIGIBLE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,preemptor,existing,nominated,want", ELIGIBLE_CASES, ids=[c[0] for c in ELIGIBLE_CASES])
+@pytest.mark.parametrize("name,preemptor,existing,nominated,want", ELIGIBLE_CASES,
+                         ids=[c[0] for c in ELIGIBLE_CASES])
 def test_eligible_to_preempt_others(name: str, preemptor: Obj, existing: list[Obj], nominated: str | None,
                                     want: tuple[bool, str]) -> None:
     handle = FilteringHandle([node("n1")], existing)
@@ -411,6 +412,41 @@ async def test_preemption_policy_never_is_refused_with_upstreams_text() -> None:
     assert result is None and status is not None and status.code is Code.UNSCHEDULABLE
     assert status.message == "preemption: not eligible due to preemptionPolicy=Never."
     assert handle.client.calls == []
+
+
+def pod_group(name: str, constraints: bool = False) -> Obj:
+    spec: Obj = {"schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/zone"}]}} if constraints else {}
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+POD_GROUP_CASES = [
+    ("a pod of a group is not preempted for pod by pod under workload-aware preemption",
+     {"WorkloadAwarePreemption": True}, [pod_group("g")],
+     "preemption: not eligible due to workload aware preemption enabled"),
+    ("with topology-aware scheduling a group with placement constraints is refused",
+     {"TopologyAwareWorkloadScheduling": True}, [pod_group("g", constraints=True)],
+     "preemption: not eligible due to placement-based pod group scheduling limitation"),
+    ("with topology-aware scheduling a missing group is refused",
+     {"TopologyAwareWorkloadScheduling": True}, [], "preemption: pod group for pod not found"),
+    ("with both gates off a group's pod preempts like any other", {}, [], None),
+    ("a group without constraints under topology-aware scheduling preempts like any other",
+     {"TopologyAwareWorkloadScheduling": True}, [pod_group("g")], None),
+]
+
+
+@pytest.mark.parametrize("name,gates,groups,want", POD_GROUP_CASES, ids=[c[0] for c in POD_GROUP_CASES])
+async def test_pods_of_a_pod_group(name: str, gates: dict[str, bool], groups: list[Obj], want: str | None) -> None:
+    handle = FilteringHandle([node("n1", cpu="4")], [running("low", "n1", cpu="4", priority=1)],
+                             stores={PODGROUPS: groups})
+    member = pod("member", requests={"cpu": "2"}, priority=10, spec={"schedulingGroup": {"podGroupName": "g"}})
+    result, status = await plugin_for(handle, features={**SYNC, **gates}).post_filter(
+        CycleState(), member, unschedulable_everywhere(handle))
+    if want is None:
+        assert status is None and result is not None and result.nominated_node_name == "n1"
+    else:
+        assert result is None and status is not None and status.code is Code.UNSCHEDULABLE
+        assert status.message == want and handle.client.calls == []
 
 
 async def test_the_informers_copy_of_the_preemptor_decides() -> None:

@@ -14,6 +14,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from client.resources import PODGROUPS
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, NodeToStatus, PostFilterResult
@@ -27,6 +28,8 @@ from scheduler.plugins.default_preemption.ordering import Victims, priority
 
 Obj = dict[str, Any]
 ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"  # beta, on by default since 1.33
+WORKLOAD_AWARE_PREEMPTION_GATE = "WorkloadAwarePreemption"  # alpha in 1.36
+TOPOLOGY_AWARE_GATE = "TopologyAwareWorkloadScheduling"  # alpha in 1.36
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
@@ -72,6 +75,8 @@ class DefaultPreemption:
         self.min_absolute = int(args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
         validate_args(self.min_percentage, self.min_absolute)
         self.async_preemption = features.get(ASYNC_PREEMPTION_GATE, True)
+        self.workload_aware = features.get(WORKLOAD_AWARE_PREEMPTION_GATE, False)
+        self.topology_aware = features.get(TOPOLOGY_AWARE_GATE, False)
         self.rand = rand or random.Random()
         self.executor = Executor(handle)
         self.evaluator = Evaluator(self.name, handle, self, self.executor, self.async_preemption)
@@ -80,10 +85,31 @@ class DefaultPreemption:
 
     async def post_filter(self, state: CycleState, pod: Obj,
                           statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
+        refusal = self._pod_group_refusal(pod)
+        if refusal:
+            return None, Status.unschedulable(refusal)
         result, status = await self.evaluator.preempt(state, pod, statuses)
         if status is not None and status.message:
             return result, Status(status.code, [f"preemption: {status.message}"], error=status.error)
         return result, status
+
+    def _pod_group_refusal(self, pod: Obj) -> str:
+        """Why a pod of a PodGroup is not preempted for pod by pod ("" when it may be): with
+        topology-aware placement preemption would run once per placement tried, and with
+        workload-aware preemption the group is preempted for as a whole (upstream's PostFilter)."""
+        group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if not group:
+            return ""
+        if self.topology_aware:
+            namespace = (pod.get("metadata") or {}).get("namespace", "")
+            pod_group = self.handle.store(PODGROUPS).get(f"{namespace}/{group}")
+            if pod_group is None:
+                return "preemption: pod group for pod not found"
+            if (pod_group.get("spec") or {}).get("schedulingConstraints"):
+                return "preemption: not eligible due to placement-based pod group scheduling limitation"
+        if self.workload_aware:
+            return "preemption: not eligible due to workload aware preemption enabled"
+        return ""
 
     # PreEnqueue
 

@@ -530,3 +530,17 @@ def test_bad_args_are_refused_with_upstreams_field_errors(args: dict[str, int], 
     with pytest.raises(ValueError) as caught:
         registry.REGISTRY[names.DEFAULT_PREEMPTION](args, FilteringHandle(), {})
     assert str(caught.value) == message
+
+
+async def test_a_nomination_that_cannot_be_cleared_still_lets_the_victims_go_and_reactivates() -> None:
+    nominated_low = pod("nominated-low", priority=0)
+    nominated_low["status"]["nominatedNodeName"] = "n1"
+    handle = FilteringHandle([node("n1", cpu="4")], [running("low", "n1", cpu="4", priority=1)],
+                             nominated={"n1": [nominated_low]})
+    handle.client.failing.add("nominated-low")
+    plugin = plugin_for(handle, features={})
+    high = pod("high", requests={"cpu": "2"}, priority=10)
+    await plugin.post_filter(CycleState(), high, unschedulable_everywhere(handle))
+    await plugin.executor.drain()
+    assert [c[3] for c in handle.client.calls if c[0] == "delete"] == ["low"]
+    assert handle.activated == [high]  # upstream counts the failed clear as an error of the goroutine

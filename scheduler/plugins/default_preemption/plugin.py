@@ -96,7 +96,8 @@ class DefaultPreemption:
     def _pod_group_refusal(self, pod: Obj) -> str:
         """Why a pod of a PodGroup is not preempted for pod by pod ("" when it may be): with
         topology-aware placement preemption would run once per placement tried, and with
-        workload-aware preemption the group is preempted for as a whole (upstream's PostFilter)."""
+        workload-aware preemption the group is preempted for as a whole, by the PodGroup cycle's
+        PodGroupPostFilter, which haru does not have yet (upstream's PostFilter texts)."""
         group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
         if not group:
             return ""

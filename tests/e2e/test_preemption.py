@@ -63,7 +63,7 @@ def watched_objects(text: str) -> list[dict[str, Any]]:
 
 def check_preemption(haru: Any) -> None:
     nodes = until(lambda: json.loads(haru.kubectl("get", "nodes", "-o", "json").stdout)["items"], "nodes")
-    node = nodes[0]
+    node = next(n for n in nodes if not n["spec"].get("taints"))  # the GPU nodes are tainted
     name = node["metadata"]["labels"]["kubernetes.io/hostname"]
     allocatable = amount("cpu", node["status"]["allocatable"]["cpu"])
     haru.kubectl("apply", "-f", "-", input="\n---\n".join(json.dumps(

@@ -62,8 +62,11 @@ def watched_objects(text: str) -> list[dict[str, Any]]:
 
 
 def check_preemption(haru: Any) -> None:
-    nodes = until(lambda: json.loads(haru.kubectl("get", "nodes", "-o", "json").stdout)["items"], "nodes")
-    node = next(n for n in nodes if not n["spec"].get("taints"))  # the GPU nodes are tainted
+    def listed() -> list[dict[str, Any]]:
+        return json.loads(haru.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+
+    # The GPU nodes are tainted (and a node not Ready yet is too): take a plain one.
+    node = until(lambda: next((n for n in listed() if not n["spec"].get("taints")), None), "an untainted node")
     name = node["metadata"]["labels"]["kubernetes.io/hostname"]
     allocatable = amount("cpu", node["status"]["allocatable"]["cpu"])
     haru.kubectl("apply", "-f", "-", input="\n---\n".join(json.dumps(
@@ -109,6 +112,7 @@ def check_preemption(haru: Any) -> None:
         events
 
     # Now nothing lower is left on the node: the next pods cannot preempt, with upstream's words why.
+    nodes = listed()
     others = len(nodes) - 1
     haru.kubectl("apply", "-f", "-", input=pod_manifest("huge", "high", name, allocatable))
     haru.kubectl("apply", "-f", "-", input=pod_manifest("polite", "never", name, allocatable))

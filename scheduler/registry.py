@@ -11,8 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler.framework.interfaces import Features, Handle
+from scheduler.plugins import default_binder, names, priority_sort, scheduling_gates
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
 
 REGISTRY: dict[str, Factory] = {
+    names.DEFAULT_BINDER: default_binder.new,
+    names.PRIORITY_SORT: priority_sort.new,
+    names.SCHEDULING_GATES: scheduling_gates.new,
 }

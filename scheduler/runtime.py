@@ -386,26 +386,26 @@ class Framework:
     async def run_post_filter_plugins(self, state: CycleState, pod: Obj,
                                       statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
         reasons: list[str] = []
-        last: Status | None = None
+        result: PostFilterResult | None = None  # the last one that nominated something
+        rejector = ""
         for plugin in self.post_filter_plugins:
             try:
-                result, status = await plugin.post_filter(state, pod, statuses)
+                answer, status = await plugin.post_filter(state, pod, statuses)
             except Exception as exc:  # noqa: BLE001
-                result, status = None, _crashed(plugin.name, exc)
+                answer, status = None, _crashed(plugin.name, exc)
             self._observe(pod, "PostFilter", plugin.name, "", status)
             if _ok(status):
-                return result, status
+                return answer, status
             assert status is not None
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return result, status.with_plugin(plugin.name)
+                return answer, status.with_plugin(plugin.name)
             if not status.rejected:
-                return None, _error(f'running PostFilter plugin "{plugin.name}": {status.message}', plugin.name,
-                                    status.error)
+                return None, Status(Code.ERROR, list(status.reasons), plugin=plugin.name, error=status.error)
+            if answer is not None:
+                result = answer
             reasons.extend(status.reasons)
-            last = status.with_plugin(plugin.name)
-        if last is None:
-            return None, Status.unschedulable()
-        return None, Status(Code.UNSCHEDULABLE, reasons, plugin=last.plugin)
+            rejector = rejector or plugin.name
+        return result, Status(Code.UNSCHEDULABLE, reasons, plugin=rejector)
 
     # -- PreScore and Score --------------------------------------------------------------------
 

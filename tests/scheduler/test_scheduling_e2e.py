@@ -14,6 +14,8 @@ import json
 import time
 from typing import Any
 
+import pytest
+
 from client import kubeconfig
 from client.rest import RestClient
 from scheduler.config.types import POINTS, PluginRef
@@ -22,6 +24,7 @@ from scheduler.features import defaults
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.status import Status
+from scheduler.plugins import names
 from scheduler.registry import REGISTRY
 from scheduler.scheduler import Scheduler
 
@@ -138,3 +141,26 @@ def test_the_python_client_sees_a_pod_it_created_scheduled_and_running(haru: Any
                               if e.regarding.name == "py-pod" and e.reason == "Scheduled"])
     assert found and found[0].note == f"Successfully assigned default/py-pod to {pod.spec.node_name}"
     assert found[0].reporting_controller == "default-scheduler"
+
+
+@pytest.mark.skipif(names.NODE_RESOURCES_FIT not in REGISTRY or names.TAINT_TOLERATION not in REGISTRY,
+                    reason="needs the NodeResourcesFit and TaintToleration plugins in the registry")
+def test_haru_ups_scheduler_counts_each_reason_across_nodes_as_upstream(haru: Any) -> None:
+    gpu_nodes = [n for n in haru.kubectl("get", "nodes", "-o", "name").stdout.split() if "gpu" in n]
+    nodes = len(haru.kubectl("get", "nodes", "-o", "name").stdout.split())
+    haru.kubectl("taint", "nodes", *[n.split("/")[1] for n in gpu_nodes], "k=v:NoSchedule")
+    try:
+        # 100 CPUs: more than a CPU node has; the GPU nodes have room but a taint the pod does not tolerate.
+        overrides = {"spec": {"containers": [{"name": "huge", "image": "nginx",
+                                              "resources": {"requests": {"cpu": "100"}}}]}}
+        haru.kubectl("run", "huge", "--image=nginx", f"--overrides={json.dumps(overrides)}")
+        failed = wait_for(lambda: [e for e in events_about(haru, "huge") if e["reason"] == "FailedScheduling"])
+        cpu = nodes - len(gpu_nodes)
+        expected = (f"0/{nodes} nodes are available: {cpu} Insufficient cpu, "
+                    f"{len(gpu_nodes)} node(s) had untolerated taint {{k: v}}.")
+        assert failed and failed[0]["note"].startswith(expected[:-1]), failed
+        assert failed[0]["reportingController"] == "default-scheduler"
+    finally:
+        haru.kubectl("taint", "nodes", *[n.split("/")[1] for n in gpu_nodes], "k=v:NoSchedule-")
+    # The taint gone, the pod fits a GPU node: the node update's hint brings it back from the unschedulable pool.
+    assert wait_for(lambda: pod_json(haru, "huge")["spec"].get("nodeName", "").startswith("gpu"))

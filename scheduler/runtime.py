@@ -145,7 +145,7 @@ class Framework:
                  stores: Callable[[ApiResource], client_cache.Store] | None = None,
                  waiting_pods: dict[str, WaitingPod] | None = None, nominator: Any = None,
                  observer: CycleObserver | None = None, percentage_of_nodes_to_score: int = 0,
-                 parallelism: int = 16) -> None:
+                 parallelism: int = 16, activator: Callable[[list[Obj]], None] | None = None) -> None:
         if registry is None:
             from scheduler.registry import REGISTRY as registry  # noqa: N811 - the one registry
         self.profile = profile
@@ -160,6 +160,7 @@ class Framework:
         self.nominator = nominator
         self.observer = observer
         self.parallelism = parallelism
+        self._activator = activator
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = pct if pct is not None else percentage_of_nodes_to_score
         self.plugins: dict[str, Any] = {}
@@ -218,6 +219,11 @@ class Framework:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self.nominator.for_node(node_name) if self.nominator is not None else []
 
+    def activate(self, pods: list[Obj]) -> None:
+        """Move these pods from backoff or the unschedulable pool to active (upstream's Activate)."""
+        if self._activator is not None:
+            self._activator(list(pods))
+
     def events_for(self, plugin: str) -> list[ClusterEventWithHint]:
         return self._events.get(plugin, [])
 
@@ -257,7 +263,7 @@ class Framework:
                 res, status = plugin.pre_filter(state, pod, nodes)
             except Exception as exc:  # noqa: BLE001
                 res, status = None, _crashed(plugin.name, exc)
-            self._observe(pod, "PreFilter", plugin.name, "", status)
+            self._observe(pod, "PreFilter", plugin.name, "", (res, status))
             if status is not None and status.code is Code.SKIP:
                 skipped.add(plugin.name)
                 continue
@@ -393,7 +399,7 @@ class Framework:
                 answer, status = await plugin.post_filter(state, pod, statuses)
             except Exception as exc:  # noqa: BLE001
                 answer, status = None, _crashed(plugin.name, exc)
-            self._observe(pod, "PostFilter", plugin.name, "", status)
+            self._observe(pod, "PostFilter", plugin.name, "", (answer, status))
             if _ok(status):
                 return answer, status
             assert status is not None
@@ -502,7 +508,7 @@ class Framework:
                 status, timeout = plugin.permit(state, pod, node_name)
             except Exception as exc:  # noqa: BLE001
                 status, timeout = _crashed(plugin.name, exc), 0.0
-            self._observe(pod, "Permit", plugin.name, node_name, status)
+            self._observe(pod, "Permit", plugin.name, node_name, (status, timeout))
             if _ok(status):
                 continue
             assert status is not None

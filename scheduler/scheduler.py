@@ -108,7 +108,7 @@ class Scheduler:
                 profile, registry=registry, features=self.features, client=client, events=recorder,
                 snapshot=self.snapshot, stores=self.store, waiting_pods=self.waiting_pods, nominator=self.nominator,
                 observer=observer, percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-                parallelism=config.parallelism)
+                parallelism=config.parallelism, activator=lambda pods: self.queue.activate(pods))
         first = next(iter(self.frameworks.values()))
         kwargs: dict[str, Any] = {}
         if queue_clock is not None:
@@ -260,6 +260,9 @@ class Scheduler:
             flush = getattr(fw.events, "flush", None)
             if flush is not None:
                 await flush()
+        close = getattr(self.observer, "close", None)
+        if close is not None:
+            await close()  # the result annotations still being written
 
     async def run(self, stop: asyncio.Event) -> None:
         await self.start()

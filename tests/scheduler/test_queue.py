@@ -212,3 +212,14 @@ async def test_a_deleted_pod_leaves_every_sub_queue_and_its_nomination() -> None
     q.delete(p)
     assert q.where(p) == "" and q.nominator.for_node("n") == []
     assert len(q) == 0
+
+
+async def test_activate_moves_a_waiting_pod_to_active_at_once_but_leaves_a_gated_one() -> None:
+    q, _ = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Fit")
+    gated = pod("g", spec={"schedulingGates": [{"name": "example.com/a"}]})
+    q.add(gated)
+    q.activate([qpi.pod, gated])
+    assert q.where(qpi.pod) == "active" and q.where(gated) == "gated"

@@ -418,6 +418,24 @@ async def test_postfilter_stops_at_the_first_plugin_that_nominates() -> None:
     assert status is None and result is not None and result.nominated_node_name == "b"
 
 
+async def test_observer_gets_prefilter_and_permit_answers_with_their_results() -> None:
+    seen: list[tuple[str, Any]] = []
+
+    class Observer:
+        def observe(self, p: Obj, point: str, plugin: str, node_name: str, value: Any) -> None:
+            seen.append((point, value))
+
+        def attempt_done(self, p: Obj, selected: str) -> None:
+            pass
+
+    fw = framework(PreFilterFake("Narrow", [], nodes={"a"}), PermitFake("Gate", Status.wait(), 5), observer=Observer())
+    fw.run_pre_filter_plugins(CycleState(), pod("p"), NODES)
+    fw.run_permit_plugins(CycleState(), pod("p"), "a")
+    (pre_point, (result, pre_status)), (permit_point, (permit_status, timeout)) = seen
+    assert pre_point == "PreFilter" and result.node_names == {"a"} and pre_status is None
+    assert permit_point == "Permit" and permit_status.code is Code.WAIT and timeout == 5
+
+
 def test_an_unknown_plugin_name_is_refused_when_the_framework_is_built() -> None:
     profile = Profile("s", points={"filter": [PluginRef("Nope")]})
     with pytest.raises(ValueError, match='plugin "Nope" does not exist'):

@@ -33,20 +33,30 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
-    """Upstream's FitError.Error(): reasons counted over the rejected nodes, sorted as strings."""
+    """Upstream's FitError.Error(): "0/X nodes are available: <PreFilter>. <Filter>. <PostFilter>".
+
+    The Filter part counts each reason over the rejected nodes, the nodes a PreFilterResult left
+    out counting with its absent-node reason, and sorts the "<count> <reason>" strings as Go's
+    sort.Strings does. The PostFilter message is appended as it is (it brings its own period).
+    """
     message = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_msg:
         message += f" {diagnosis.pre_filter_msg}."
     else:
         counts: Counter[str] = Counter()
-        for status in diagnosis.node_to_status.statuses.values():
+        statuses = diagnosis.node_to_status.statuses
+        for status in statuses.values():
             for reason in status.reasons:
                 counts[reason] += 1
+        absent = diagnosis.node_to_status.absent
+        if absent is not None and len(statuses) < num_all_nodes:
+            for reason in absent.reasons:
+                counts[reason] += num_all_nodes - len(statuses)
         histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
         if histogram:
             message += f" {', '.join(histogram)}."
     if diagnosis.post_filter_msg:
-        message += f" {diagnosis.post_filter_msg}."
+        message += f" {diagnosis.post_filter_msg}"
     return message
 
 

@@ -39,7 +39,7 @@ class Preemption:
 
     async def post_filter(self, state: CycleState, p: Obj, statuses: Any) -> tuple[Any, Status | None]:
         return None, Status.unschedulable("preemption: 0/8 nodes are available: 8 No preemption victims found "
-                                          "for incoming pod")
+                                          "for incoming pod.")
 
 
 class Flat:
@@ -146,6 +146,23 @@ async def test_the_nominated_node_is_tried_first_and_alone_when_it_fits() -> Non
     p["status"]["nominatedNodeName"] = "n3"
     outcome = await algorithm.scheduling_cycle(fw, CycleState(), queued(p))
     assert outcome.host == "n3" and filt.seen == ["n3"]
+
+
+async def test_nodes_a_prefilter_result_left_out_count_with_their_own_reason() -> None:
+    class OnlyA:
+        name = "OnlyA"
+
+        def pre_filter(self, state: CycleState, p: Obj, nodes: Any) -> tuple[Any, Status | None]:
+            from scheduler.framework.interfaces import PreFilterResult
+
+            return PreFilterResult({"a"}), None
+
+    algorithm, fw, _ = setup([node("a"), node("b"), node("c")], OnlyA(),
+                             Reasons({"a": Status.unschedulable("Insufficient example.com/dummy")}))
+    outcome = await algorithm.scheduling_cycle(fw, CycleState(), queued(pod("p")))
+    assert outcome.message == ("0/3 nodes are available: 1 Insufficient example.com/dummy, "
+                               "2 node(s) didn't satisfy plugin(s) [OnlyA].")
+    assert outcome.unschedulable_plugins == {"OnlyA", "Reasons"}
 
 
 @pytest.mark.parametrize("nodes, percentage, expected", [

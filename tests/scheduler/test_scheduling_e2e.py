@@ -87,10 +87,10 @@ class CpuFit:
 
 
 async def test_a_pod_too_big_for_every_node_gets_the_real_failed_scheduling_message(haru: Any) -> None:
+    # Only the queue sort, the binder and the test's fit check: the message is exactly the Filter part.
     config = default_config(defaults(), scheduler_name="fit-test-scheduler")
-    refs = [PluginRef(CpuFit.name)]
-    for point in POINTS:
-        config.profiles[0].points[point] = config.profiles[0].points[point] + refs
+    refs = [PluginRef(names.PRIORITY_SORT), PluginRef(CpuFit.name), PluginRef(names.DEFAULT_BINDER)]
+    config.profiles[0].points = {point: list(refs) for point in POINTS}
     registry = {**REGISTRY, CpuFit.name: lambda args, handle, features: CpuFit()}
     client = RestClient(kubeconfig.load(haru.kubeconfig), user_agent="haru-scheduler-test")
     sched = Scheduler(client, config, defaults(), registry=registry)

@@ -37,7 +37,6 @@ GATES: Mapping[str, tuple[str, bool]] = {
     "InPlacePodVerticalScaling": (GA, True),
     "SchedulerAsyncPreemption": (BETA, True),
     "SchedulerQueueingHints": (GA, True),
-    "SchedulerPopFromBackoffQ": (BETA, True),
     "NominatedNodeNameForExpectation": (BETA, True),
     "PodObservedGenerationTracking": (GA, True),
     "InterPodAffinityHostnameFastPath": (BETA, True),

@@ -184,9 +184,9 @@ class SchedulingQueue:
         if where == "active":
             heapq.heapify(self._active)  # the priority may have changed
         elif where == "flight":
-            self._note_in_flight(_pod_update_event(old, new), old, new, only=uid)
+            self._note_in_flight(pod_update_event(old, new), old, new, only=uid)
         elif where == "unschedulable":
-            event = _pod_update_event(old, new)
+            event = pod_update_event(old, new)
             if qpi.gated_by:
                 if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}) != "skip":
                     self._unschedulable.pop(uid)
@@ -434,8 +434,8 @@ def _labels(obj: Obj) -> Any:
     return (obj.get("metadata") or {}).get("labels")
 
 
-def _pod_update_event(old: Obj, new: Obj) -> ClusterEvent:
-    """What kind of update an unscheduled pod went through (upstream's PodSchedulingPropertiesChange)."""
+def pod_update_event(old: Obj, new: Obj, resource: Resource = Resource.UNSCHEDULED_POD) -> ClusterEvent:
+    """What kind of update a pod went through (upstream's PodSchedulingPropertiesChange)."""
     action = ActionType(0)
     if _labels(old) != _labels(new):
         action |= ActionType.UPDATE_POD_LABEL
@@ -454,4 +454,4 @@ def _pod_update_event(old: Obj, new: Obj) -> ClusterEvent:
         pass
     if not action:
         action = ActionType.UPDATE
-    return ClusterEvent(Resource.UNSCHEDULED_POD, action)
+    return ClusterEvent(resource, action)

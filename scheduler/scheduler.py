@@ -33,7 +33,7 @@ from scheduler.framework.events import ActionType, ClusterEvent, Resource
 from scheduler.framework.interfaces import CycleObserver, QueuedPodInfo
 from scheduler.framework.node_info import PodInfo
 from scheduler.framework.snapshot import Snapshot
-from scheduler.queue import Nominator, SchedulingQueue
+from scheduler.queue import Nominator, SchedulingQueue, pod_update_event
 from scheduler.runtime import Framework, WaitingPod
 
 log = logging.getLogger("haru.scheduler")
@@ -189,7 +189,7 @@ class Scheduler:
             elif not known:
                 self.queue.move_all_on_event(ClusterEvent(Resource.ASSIGNED_POD, ActionType.ADD), None, pod)
             elif event.old is not None:
-                self.queue.move_all_on_event(ClusterEvent(Resource.ASSIGNED_POD, ActionType.UPDATE), event.old, pod)
+                self.queue.move_all_on_event(pod_update_event(event.old, pod, Resource.ASSIGNED_POD), event.old, pod)
             return
         if scheduler_name(pod) not in self.frameworks or self.cache.is_assumed(pod):
             return

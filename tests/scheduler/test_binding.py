@@ -151,3 +151,46 @@ async def test_a_pod_being_deleted_is_not_scheduled() -> None:
 async def settle_briefly() -> None:
     for _ in range(10):
         await asyncio.sleep(0)
+
+
+class LabelGate:
+    """Filter: only nodes labelled ready=yes; a node label change may help."""
+
+    name = "LabelGate"
+
+    def filter(self, state: CycleState, p: Obj, n: Any) -> Status | None:
+        return None if n.labels.get("ready") == "yes" else Status.unschedulable("node(s) not ready for it")
+
+    def events_to_register(self) -> list[Any]:
+        from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
+
+        return [ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_LABEL))]
+
+
+async def test_informer_events_move_the_rejected_pod_and_confirm_the_bound_one() -> None:
+    from client.informer import Event
+
+    binder = Binder()
+    sched, recorder, _ = make(LabelGate(), binder)
+    p = pod("p")
+    sched._on_pod(Event("ADDED", p))
+    qpi = await sched.queue.pop()
+    assert qpi is not None
+    await sched.schedule_one(qpi)
+    assert recorder.events[-1][3] == "0/1 nodes are available: 1 node(s) not ready for it."
+    assert sched.queue.where(p) == "unschedulable"
+    old = node("a")
+    sched._on_node(Event("MODIFIED", node("a", taints=[{"key": "k", "effect": "NoSchedule"}]), old))
+    assert sched.queue.where(p) == "unschedulable"  # a taint change: not an event LabelGate cares about
+    sched.queue.clock = lambda: 10**9  # its backoff is long over
+    sched._on_node(Event("MODIFIED", node("a", labels={"ready": "yes"}), old))
+    assert sched.queue.where(p) == "active"
+    qpi = await sched.queue.pop()
+    assert qpi is not None
+    await sched.schedule_one(qpi)
+    await settle(sched)
+    assert binder.bound == [("p", "a")]
+    bound = {**p, "spec": {**p["spec"], "nodeName": "a"}}
+    sched._on_pod(Event("MODIFIED", bound, p))  # the informer shows the binding
+    assert not sched.cache.is_assumed(bound) and sched.cache.has_pod(bound)
+    assert sched.queue.where(p) == ""

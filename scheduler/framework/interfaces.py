@@ -168,6 +168,9 @@ class PermitPlugin(Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Protocol):
+    """A class attribute `allow_parallel_pre_bind = True` is 1.36's PreBindPreFlightResult.AllowParallel:
+    adjacent plugins that set it have their PreBind run at the same time (absent: False)."""
+
     name: str
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Obj, node_name: str) -> Status | None:

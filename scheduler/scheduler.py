@@ -175,9 +175,9 @@ class Scheduler:
                 waiting.reject("", "removed")
             self.queue.delete(pod)
             if assigned or self.cache.has_pod(pod):
-                if not self.cache.is_assumed(pod):
-                    self.cache.remove_pod(pod)
-                    self.queue.move_all_on_event(ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE), pod, None)
+                # Assumed ones too: a binding under way then fails (404) and forgets nothing.
+                self.cache.remove_pod(pod)
+                self.queue.move_all_on_event(ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE), pod, None)
             return
         if assigned:
             if self.queue.where(pod):

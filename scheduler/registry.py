@@ -11,10 +11,17 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler.framework.interfaces import Features, Handle
-from scheduler.plugins import default_preemption, names
+from scheduler.plugins import default_binder
+from scheduler.plugins import default_preemption
+from scheduler.plugins import names
+from scheduler.plugins import priority_sort
+from scheduler.plugins import scheduling_gates
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
 
 REGISTRY: dict[str, Factory] = {
+    names.DEFAULT_BINDER: default_binder.new,
     names.DEFAULT_PREEMPTION: default_preemption.new,
+    names.PRIORITY_SORT: priority_sort.new,
+    names.SCHEDULING_GATES: scheduling_gates.new,
 }

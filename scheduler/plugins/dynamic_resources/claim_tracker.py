@@ -17,6 +17,7 @@ from typing import Any
 from client import cache
 
 Obj = dict[str, Any]
+OWNER_INDEX = "by_owner_uid"
 UNSEEN_GRACE = 30.0  # seconds an assumed claim the informer never delivered is kept
 
 
@@ -30,6 +31,7 @@ def _rv(obj: Obj) -> int:
 class ClaimTracker:
     def __init__(self, store: cache.Store) -> None:
         self._store = store
+        store.add_indexer(OWNER_INDEX, cache.by_owner_uid)
         self._in_flight: dict[str, Obj] = {}
         self._assumed: dict[str, tuple[Obj, float]] = {}  # namespace/name -> (what PreBind wrote, when)
 
@@ -51,6 +53,8 @@ class ClaimTracker:
 
     def list(self) -> list[Obj]:
         """Every claim, with our own writes where the informer lags."""
+        if not self._assumed:
+            return self._store.list()
         out = []
         seen = set()
         for claim in self._store:
@@ -64,6 +68,21 @@ class ClaimTracker:
             current = self.get(namespace, name)
             if current is not None:
                 out.append(current)
+        return out
+
+    def owned_by(self, uid: str) -> list[Obj]:
+        """The claims with an owner reference to `uid` (the pod's special claim is among them)."""
+        out = []
+        for claim in self._store.by_index(OWNER_INDEX, uid):
+            current = self.get(claim["metadata"].get("namespace", ""), claim["metadata"]["name"])
+            if current is not None:
+                out.append(current)
+        stored = {cache.key_of(c) for c in out}
+        for key, (claim, _) in list(self._assumed.items()):
+            if key not in stored and uid in cache.by_owner_uid(claim):
+                current = self.get(*key.split("/", 1))
+                if current is not None:
+                    out.append(current)
         return out
 
     def allocated_view(self) -> list[Obj]:

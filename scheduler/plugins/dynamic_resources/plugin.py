@@ -221,7 +221,7 @@ class DynamicResources:
         if not requests:
             return None
         s.mapping, s.dra_requests = mapping, requests
-        special = extended.find_claim(pod, self.claims.list())
+        special = extended.find_claim(pod, self.claims.owned_by((pod.get("metadata") or {}).get("uid", "")))
         if special is None:
             special = extended.template(pod)
             s.extended_template_uid = special["metadata"]["uid"]
@@ -501,6 +501,8 @@ class DynamicResources:
         while True:
             all_ready = True
             for index, claim in enumerate(s.claims):
+                if extended.is_in_memory(claim):
+                    continue  # device plugins served the extended resources; there is no claim
                 meta = claim["metadata"]
                 fresh = self.claims.get(meta.get("namespace", ""), meta.get("name", ""))
                 if fresh is None:

@@ -51,8 +51,8 @@ async def make_claim(client: RestClient, name: str, class_name: str = "gpu") -> 
 
 
 def plugin_on(client: RestClient, claims: list[Obj], slices: list[Obj], classes: list[Obj],
-              timeout: float = 600) -> DynamicResources:
-    handle = fakes.FakeHandle([fakes.node("n1")], stores={
+              timeout: float = 600, node_extra: Obj | None = None) -> DynamicResources:
+    handle = fakes.FakeHandle([fakes.node("n1", extra=node_extra)], stores={
         kinds.RESOURCECLAIMS: claims, kinds.RESOURCESLICES: slices, kinds.DEVICECLASSES: classes})
     handle.client = client
     return DynamicResources(handle, {}, allocator_module=standin.MODULE, inventory=standin.Inventory(),
@@ -120,6 +120,33 @@ async def test_pre_bind_waits_for_the_binding_conditions(client: RestClient) -> 
     assert await waiting is None
     assert ("p", "Normal", "BindingConditionsPending", "waiting for binding conditions for device on node n1") \
         in plugin.handle.events.events
+
+
+async def report_attach(client: RestClient, plugin: DynamicResources, name: str, condition: str,
+                        reason: str = "Attached", message: str = "") -> None:
+    """Act as the NIC driver: once the allocation is written, report the attach (and feed the informer)."""
+    while not ((current := await client.get(kinds.RESOURCECLAIMS, name, "default")).get("status") or {}).get("allocation"):
+        await asyncio.sleep(0.05)
+    current["status"]["devices"] = [{"driver": "nic.haru.dev", "pool": "n1", "device": "nic-0", "conditions": [
+        {"type": condition, "status": "True", "reason": reason, "message": message,
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}]
+    plugin.handle.store(kinds.RESOURCECLAIMS).update(
+        await client.update(kinds.RESOURCECLAIMS, current, subresource="status"))
+
+
+async def test_binding_conditions_with_extended_resources_a_device_plugin_serves(client: RestClient) -> None:
+    c = await make_claim(client, "nic", class_name="nic")
+    pod = await make_pod(client, "p", claims=["nic"], requests={"nvidia.com/gpu": "1"})
+    plugin = plugin_on(client, [c], [gpu_slice("n1", "nic-0", driver="nic.haru.dev", **NIC)],
+                       [device_class("nic", driver="nic.haru.dev"),
+                        device_class("gpu.nvidia.com", extended_resource="nvidia.com/gpu")],
+                       node_extra={"nvidia.com/gpu": "8"})
+    state = schedule(plugin, pod)
+    waiting = asyncio.create_task(plugin.pre_bind(state, pod, "n1"))
+    await report_attach(client, plugin, "nic", "nic.haru.dev/attached")
+    assert await waiting is None
+    assert [c["metadata"]["name"] for c in (await client.list(kinds.RESOURCECLAIMS, "default"))["items"]] == ["nic"]
+    assert "extendedResourceClaimStatus" not in (await client.get(kinds.PODS, "p", "default")).get("status", {})
 
 
 async def test_pre_bind_fails_on_a_binding_failure_condition_and_post_filter_deallocates(client: RestClient) -> None:

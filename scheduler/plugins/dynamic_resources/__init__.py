@@ -19,11 +19,8 @@ from scheduler.plugins.dynamic_resources.plugin import DynamicResources
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> DynamicResources:
-    from scheduler.dra import allocator, inventory  # the allocator package, beside the plugins
-
     timeout = binding_conditions.parse_duration((args or {}).get("bindingTimeout"), binding_conditions.DEFAULT_TIMEOUT)
-    return DynamicResources(handle, features, allocator_module=allocator, inventory=inventory.Inventory(),
-                            binding_timeout=timeout)
+    return DynamicResources(handle, features, binding_timeout=timeout)
 
 
 __all__ = ["DynamicResources", "new"]

@@ -20,6 +20,7 @@ from typing import Any
 
 from client import errors
 from client import resources as kinds
+from scheduler.dra import allocator, inventory
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, NodeToStatus, PostFilterResult, PreFilterResult
@@ -39,8 +40,12 @@ CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
 BINDING_POLL = 0.5  # seconds; upstream polls the API every 5 s, we read the informer cache
 
 
+# The gates this plugin reads, with their 1.36 defaults; the allocator's own ones come with it.
+FEATURE_DEFAULTS = {**allocator.FEATURE_DEFAULTS, "DRAExtendedResource": True}
+
+
 def _enabled(features: Features, gate: str) -> bool:
-    return features.get(gate, True)  # haru turns the 1.36 DRA gates on unless told otherwise
+    return features.get(gate, FEATURE_DEFAULTS.get(gate, True))
 
 
 @dataclass
@@ -53,7 +58,7 @@ class _State:
     mapping: dict[str, str] = field(default_factory=dict)
     selectors: list[Obj | None] = field(default_factory=list)  # allocated claims' nodeSelector
     allocations: list[Obj | None] = field(default_factory=list)  # chosen in Reserve
-    allocator: Any = None
+    allocator: allocator.Allocator | None = None
     admin_access: bool = False
     unavailable: set[int] = field(default_factory=set)
     # node -> ([(claim index, allocation)], the special claim with this node's requests or None)
@@ -74,13 +79,12 @@ class _State:
 class DynamicResources:
     name = names.DYNAMIC_RESOURCES
 
-    def __init__(self, handle: Handle, features: Features, *, allocator_module: Any, inventory: Any,
+    def __init__(self, handle: Handle, features: Features, *,
                  binding_timeout: float = binding_conditions.DEFAULT_TIMEOUT) -> None:
         self.handle = handle
-        self.features = dict(features)
-        self._allocator = allocator_module
+        self.features = {**FEATURE_DEFAULTS, **features}
         self.claims = ClaimTracker(handle.store(kinds.RESOURCECLAIMS))
-        self.slices = InventorySync(handle.store(kinds.RESOURCESLICES), inventory)
+        self.slices = InventorySync(handle.store(kinds.RESOURCESLICES), inventory.Inventory())
         self.binding_timeout = binding_timeout
         self.extended_enabled = _enabled(features, "DRAExtendedResource")
         self.binding_enabled = (_enabled(features, "DRADeviceBindingConditions")
@@ -205,13 +209,9 @@ class DynamicResources:
         s.claims = claims
         if s.to_allocate():
             self.slices.sync()
-            allocated = self._allocator.AllocatedState.of(self.claims.allocated_view())
-            try:
-                s.allocator = self._allocator.Allocator(
-                    inventory=self.slices.inventory, classes=classes, allocated=allocated,
-                    taint_rules=self._taint_rules(), features=self.features)
-            except Exception as e:  # a class whose CEL does not compile, say
-                return None, Status.as_error(e)
+            allocated = allocator.AllocatedState.of(self.claims.allocated_view())
+            s.allocator = allocator.Allocator(self.slices.inventory, classes, allocated,
+                                              taint_rules=self._taint_rules(), features=self.features)
             s.admin_access = self._admin_access_namespace((pod.get("metadata") or {}).get("namespace", ""))
         return None, None
 
@@ -305,10 +305,11 @@ class DynamicResources:
                 indices.append(s.extended_index)
                 to_allocate.append(node_extended)
             if to_allocate:
-                try:
-                    outcome = s.allocator.allocate(node.node, to_allocate, admin_access_namespace=s.admin_access)
-                except Exception as e:  # a broken CEL expression in a claim or class
-                    return Status.as_error(e)
+                outcome = s.allocator.allocate(node.node, to_allocate, admin_access_namespace=s.admin_access)
+                if outcome.fatal:
+                    # Something wrong with a claim or class (a CEL expression that fails, say):
+                    # upstream aborts the attempt with an error rather than trying other nodes.
+                    return Status.as_error(outcome.reason)
                 allocations = outcome.allocations
                 if allocations is None or len(allocations) != len(to_allocate):
                     if outcome.reason:

@@ -14,8 +14,7 @@ from scheduler.framework.events import ActionType, QueueingHint, Resource
 from scheduler.framework.status import Code
 from scheduler.plugins.dynamic_resources import DynamicResources
 from tests.scheduler import fakes
-from tests.scheduler.dynamic_resources import standin
-from tests.scheduler.dynamic_resources.standin import claim, device_class, gpu_slice
+from tests.scheduler.dynamic_resources.objects import claim, device_class, gpu_slice
 
 Obj = dict[str, Any]
 
@@ -32,7 +31,7 @@ def plugin_for(nodes: list[Obj] = (), *, claims: list[Obj] = (), slices: list[Ob
     handle = fakes.FakeHandle(nodes, stores={
         kinds.RESOURCECLAIMS: list(claims), kinds.RESOURCESLICES: list(slices),
         kinds.DEVICECLASSES: [device_class("gpu")] if classes is None else classes})
-    return DynamicResources(handle, features or {}, allocator_module=standin.MODULE, inventory=standin.Inventory())
+    return DynamicResources(handle, features or {})
 
 
 def run_filters(plugin: DynamicResources, pod: Obj) -> tuple[CycleState, Any, dict[str, Any]]:
@@ -186,32 +185,47 @@ def test_the_in_flight_claim_carries_the_allocation_and_the_finalizer() -> None:
     assert "status" not in plugin.claims.get("default", "c")  # the informer's copy is untouched
 
 
-def test_slice_changes_reach_the_inventory_before_the_next_allocation() -> None:
+def test_slice_changes_reach_the_inventory_before_the_next_allocation(monkeypatch: pytest.MonkeyPatch) -> None:
     plugin = plugin_for([fakes.node("n1")], claims=[claim("c")], slices=[gpu_slice("n1", "gpu-0")])
     inventory = plugin.slices.inventory
+    handed: list[str] = []
+    upsert = inventory.upsert
+    monkeypatch.setattr(inventory, "upsert", lambda obj: (handed.append(obj["metadata"]["resourceVersion"]), upsert(obj)))
     pod = pod_with({"name": "gpu", "resourceClaimName": "c"})
     run_filters(plugin, pod)
     run_filters(plugin, pod)
-    assert inventory.upserts == 1  # unchanged slices are not handed over again
+    assert handed == ["1"]  # unchanged slices are not handed over again
 
     store = plugin.handle.store(kinds.RESOURCESLICES)
     store.update(gpu_slice("n1", "gpu-0", "gpu-1", rv="2"))
     run_filters(plugin, pod)
-    assert inventory.upserts == 2
-    assert [d["name"] for d in inventory.slices["n1-gpu.nvidia.com"]["spec"]["devices"]] == ["gpu-0", "gpu-1"]
+    assert handed == ["1", "2"]
+    assert len(inventory) == 1
 
     store.delete(gpu_slice("n1"))
     _, _, per_node = run_filters(plugin, pod)
-    assert inventory.slices == {}
+    assert len(inventory) == 0
     assert per_node["n1"].message == "cannot allocate all claims"
 
 
-def test_admin_access_follows_the_namespace_label() -> None:
-    plugin = plugin_for([fakes.node("n1")], claims=[claim("c")], slices=[gpu_slice("n1", "gpu-0")])
+ADMIN = [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]
+
+
+def test_admin_access_is_granted_in_a_namespace_with_the_label() -> None:
+    plugin = plugin_for([fakes.node("n1")], claims=[claim("c", requests=ADMIN)], slices=[gpu_slice("n1", "gpu-0")])
     plugin.handle.store(kinds.NAMESPACES).replace([
         {"metadata": {"name": "default", "labels": {"resource.kubernetes.io/admin-access": "true"}}}])
-    state, _, _ = run_filters(plugin, pod_with({"name": "gpu", "resourceClaimName": "c"}))
-    assert state.read("DynamicResources").allocator.calls == [("n1", ["c"], True)]
+    state, _, per_node = run_filters(plugin, pod_with({"name": "gpu", "resourceClaimName": "c"}))
+    assert per_node["n1"] is None
+    (result,) = state.read("DynamicResources").node_allocations["n1"][0][0][1]["devices"]["results"]
+    assert result["adminAccess"] is True
+
+
+def test_admin_access_outside_such_a_namespace_fails_the_attempt() -> None:
+    plugin = plugin_for([fakes.node("n1")], claims=[claim("c", requests=ADMIN)], slices=[gpu_slice("n1", "gpu-0")])
+    _, _, per_node = run_filters(plugin, pod_with({"name": "gpu", "resourceClaimName": "c"}))
+    assert per_node["n1"].code is Code.ERROR
+    assert "admin-access" in per_node["n1"].message
 
 
 def test_a_failed_binding_makes_the_claim_unavailable_and_post_filter_deallocates_it() -> None:

@@ -17,8 +17,7 @@ from scheduler.framework.interfaces import NodeToStatus
 from scheduler.framework.status import Code
 from scheduler.plugins.dynamic_resources import DynamicResources
 from tests.scheduler import fakes
-from tests.scheduler.dynamic_resources import standin
-from tests.scheduler.dynamic_resources.standin import device_class, gpu_slice
+from tests.scheduler.dynamic_resources.objects import device_class, gpu_slice
 
 Obj = dict[str, Any]
 NIC = {"bindingConditions": ["nic.haru.dev/attached"], "bindingFailureConditions": ["nic.haru.dev/attach-failed"]}
@@ -55,7 +54,7 @@ def plugin_on(client: RestClient, claims: list[Obj], slices: list[Obj], classes:
     handle = fakes.FakeHandle([fakes.node("n1", extra=node_extra)], stores={
         kinds.RESOURCECLAIMS: claims, kinds.RESOURCESLICES: slices, kinds.DEVICECLASSES: classes})
     handle.client = client
-    return DynamicResources(handle, {}, allocator_module=standin.MODULE, inventory=standin.Inventory(),
+    return DynamicResources(handle, {},
                             binding_timeout=timeout)
 
 

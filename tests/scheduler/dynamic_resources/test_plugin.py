@@ -163,6 +163,23 @@ def test_reserve_puts_the_allocation_in_flight_so_the_next_pod_cannot_take_the_d
     assert per_node["n1"] is None
 
 
+def test_in_flight_shares_of_a_gpu_count_against_its_memory() -> None:
+    half = [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "capacity": {"requests": {"memory": "40Gi"}}}}]
+    shared = gpu_slice("n1", "gpu-0", allowMultipleAllocations=True, capacity={"memory": {"value": "80Gi"}})
+    plugin = plugin_for([fakes.node("n1")], claims=[claim(n, requests=half) for n in "abc"], slices=[shared])
+    pods = [pod_with({"name": "gpu", "resourceClaimName": n}, name=f"p-{n}") for n in "abc"]
+    for pod in pods[:2]:
+        state, _, per_node = run_filters(plugin, pod)
+        assert per_node["n1"] is None
+        assert plugin.reserve(state, pod, "n1") is None
+    first, second = (plugin.claims._in_flight[f"uid-claim-{n}"]["status"]["allocation"]["devices"]["results"][0]
+                     for n in "ab")
+    assert first["device"] == second["device"] == "gpu-0" and first["shareID"] != second["shareID"]
+    assert first["consumedCapacity"] == {"memory": "40Gi"}
+    _, _, per_node = run_filters(plugin, pods[2])
+    assert per_node["n1"].message == "cannot allocate all claims"  # 80Gi are spoken for
+
+
 def test_a_pod_sharing_a_claim_whose_allocation_is_in_flight_waits_for_it() -> None:
     plugin = plugin_for([fakes.node("n1")], claims=[claim("shared")], slices=[gpu_slice("n1", "gpu-0")])
     first = pod_with({"name": "gpu", "resourceClaimName": "shared"}, name="p1")

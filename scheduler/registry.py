@@ -11,10 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler.framework.interfaces import Features, Handle
-from scheduler.plugins import dynamic_resources, names
+from scheduler.plugins import default_binder, dynamic_resources, names, priority_sort, scheduling_gates
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
 
 REGISTRY: dict[str, Factory] = {
+    names.DEFAULT_BINDER: default_binder.new,
     names.DYNAMIC_RESOURCES: dynamic_resources.new,
+    names.PRIORITY_SORT: priority_sort.new,
+    names.SCHEDULING_GATES: scheduling_gates.new,
 }

@@ -90,6 +90,10 @@ class DynamicResources:
         self.binding_enabled = (_enabled(features, "DRADeviceBindingConditions")
                                 and _enabled(features, "DRAResourceClaimDeviceStatus"))
         self._background: set[asyncio.Task[Any]] = set()
+        # Asked for now, so the informers are synced before the first pod (Handle.store starts them).
+        self._namespaces = handle.store(kinds.NAMESPACES)
+        self._taint_rule_store = (handle.store(kinds.DEVICETAINTRULES)
+                                  if _enabled(self.features, "DRADeviceTaintRules") else None)
 
     # --- stores -----------------------------------------------------------------------------
 
@@ -97,25 +101,17 @@ class DynamicResources:
         return {c["metadata"]["name"]: c for c in self.handle.store(kinds.DEVICECLASSES)}
 
     def _taint_rules(self) -> list[Obj]:
-        if not _enabled(self.features, "DRADeviceTaintRules"):
-            return []
-        try:
-            return self.handle.store(kinds.DEVICETAINTRULES).list()
-        except (KeyError, LookupError):  # the scheduler was started without that informer
-            return []
+        return self._taint_rule_store.list() if self._taint_rule_store is not None else []
 
     def _admin_access_namespace(self, namespace: str) -> bool:
-        try:
-            ns = self.handle.store(kinds.NAMESPACES).get(namespace)
-        except (KeyError, LookupError):
-            return False
-        return ((ns or {}).get("metadata") or {}).get("labels", {}).get(ADMIN_ACCESS_LABEL) == "true"
+        ns = self._namespaces.get(namespace) or {}
+        return ((ns.get("metadata") or {}).get("labels") or {}).get(ADMIN_ACCESS_LABEL) == "true"
 
     # --- events -----------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
-        return [
+        events = [
             ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions)),
             # Allocation is tracked in the claims, so their changes may make pods schedulable.
             ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
@@ -126,6 +122,10 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(Resource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
+        if self._taint_rule_store is not None:
+            # A rule that goes away (or changes) may untaint the devices a pod waits for.
+            events.append(ClusterEventWithHint(ClusterEvent(Resource.DEVICE_TAINT_RULE, ActionType.ALL)))
+        return events
 
     def is_schedulable_after_claim_change(self, pod: Obj, old: Obj | None, new: Obj | None) -> QueueingHint:
         if new is None:

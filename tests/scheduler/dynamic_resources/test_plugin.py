@@ -329,6 +329,11 @@ def test_events_to_register_cover_claims_slices_classes_nodes_and_the_generated_
     }
 
 
+def test_device_taint_rule_changes_are_registered_when_the_rules_are_on() -> None:
+    events = plugin_for(features={"DRADeviceTaintRules": True}).events_to_register()
+    assert (Resource.DEVICE_TAINT_RULE, ActionType.ALL) in {(e.event.resource, e.event.action) for e in events}
+
+
 def _claim_hint(plugin: DynamicResources) -> Any:
     return next(e.hint for e in plugin.events_to_register() if e.event.resource is Resource.RESOURCE_CLAIM)
 

@@ -4,8 +4,10 @@ Upstream's DRA manager and assume cache, in small. Between Reserve and the end o
 allocation lives only here (`in_flight`, keyed by uid), so the next pod's allocator counts those
 devices as taken and a second pod sharing the claim waits for it. After PreBind writes a claim
 status, `assume` keeps that copy until the informer delivers it or something newer (compared by
-resourceVersion), so the next cycle does not see the claim unallocated. Built by the plugin from
-`Handle.store(RESOURCECLAIMS)`.
+resourceVersion), so the next cycle does not see the claim unallocated. `allocated_state()` keeps
+one `scheduler.dra` AllocatedState up to date by comparing each claim with the object it last
+counted (the informer stores a new dict per change), instead of recounting every claim per pod.
+Built by the plugin from `Handle.store(RESOURCECLAIMS)`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from typing import Any
 
 from client import cache
+from scheduler.dra.allocated import AllocatedState
 
 Obj = dict[str, Any]
 OWNER_INDEX = "by_owner_uid"
@@ -32,6 +35,8 @@ class ClaimTracker:
     def __init__(self, store: cache.Store) -> None:
         self._store = store
         store.add_indexer(OWNER_INDEX, cache.by_owner_uid)
+        self._state = AllocatedState()
+        self._counted: dict[str, Obj] = {}  # claim uid -> the version of it `_state` counts
         self._in_flight: dict[str, Obj] = {}
         self._assumed: dict[str, tuple[Obj, float]] = {}  # namespace/name -> (what PreBind wrote, when)
 
@@ -85,16 +90,33 @@ class ClaimTracker:
                     out.append(current)
         return out
 
-    def allocated_view(self) -> list[Obj]:
-        """What the allocator must treat as taken: every claim, in-flight allocations included."""
-        claims = []
+    def allocated_state(self) -> AllocatedState:
+        """What every claim holds, in-flight allocations included, as of now. The same object is
+        updated in place on the next call: use it within one scheduling cycle (which does not
+        yield to the informers between PreFilter and Reserve)."""
+        state, in_flight, previous = self._state, self._in_flight, self._counted
+        current: dict[str, Obj] = {}
+
+        def count(uid: str, claim: Obj) -> None:
+            current[uid] = claim
+            old = previous.pop(uid, None)
+            if old is claim:
+                return
+            if old is not None:
+                state.remove(old)
+            state.add(claim)
+
         for claim in self.list():
-            uid = (claim.get("metadata") or {}).get("uid", "")
-            claims.append(self._in_flight.get(uid, claim))
-        known = {(c.get("metadata") or {}).get("uid") for c in claims}
-        # In-flight claims the store does not hold: the extended-resource claim before PreBind creates it.
-        claims.extend(c for uid, c in self._in_flight.items() if uid not in known)
-        return claims
+            uid = claim["metadata"].get("uid") or cache.key_of(claim)
+            count(uid, in_flight.get(uid, claim))
+        # In flight but not stored: the extended-resource claim before PreBind creates it.
+        for uid, claim in in_flight.items():
+            if uid not in current:
+                count(uid, claim)
+        for gone in previous.values():
+            state.remove(gone)
+        self._counted = current
+        return state
 
     def signal_pending(self, uid: str, claim: Obj) -> None:
         self._in_flight[uid] = claim

@@ -209,7 +209,7 @@ class DynamicResources:
         s.claims = claims
         if s.to_allocate():
             self.slices.sync()
-            allocated = allocator.AllocatedState.of(self.claims.allocated_view())
+            allocated = self.claims.allocated_state()
             s.allocator = allocator.Allocator(self.slices.inventory, classes, allocated,
                                               taint_rules=self._taint_rules(), features=self.features)
             s.admin_access = self._admin_access_namespace((pod.get("metadata") or {}).get("namespace", ""))

@@ -35,11 +35,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _observer(client: RestClient) -> object | None:
+def observer_for(client: RestClient) -> object:
+    """The `--record-results` observer (scheduler/record_results.py); ValueError if this build lacks it."""
     try:
         from scheduler import record_results  # type: ignore[attr-defined]
     except ImportError:
-        return None
+        raise ValueError("--record-results: this build has no result recorder (scheduler/record_results.py)") from None
     return record_results.new(client)  # type: ignore[no-any-return]
 
 
@@ -49,9 +50,10 @@ async def _main(args: argparse.Namespace, gates: dict[str, bool], config: object
     async with RestClient(kubeconfig.load(args.kubeconfig, args.context), user_agent=USER_AGENT) as client:
         if not await startup.wait_for_server(client, stop):
             return 0
-        observer = _observer(client) if args.record_results else None
-        if args.record_results and observer is None:
-            print("--record-results: this build has no result recorder (scheduler/record_results.py)", file=sys.stderr)
+        try:
+            observer = observer_for(client) if args.record_results else None
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
             return 1
         sched = Scheduler(client, config, gates, observer=observer)  # type: ignore[arg-type]
         await sched.run(stop)

@@ -47,13 +47,19 @@ async def binding_cycle(host: BindingHost, fw: Framework, state: CycleState, qpi
     if failure is None:
         return None
     fw.run_reserve_plugins_unreserve(state, pod, node)
-    if host.cache.is_assumed(pod):
-        host.cache.forget_pod(pod)
-        uid = (pod.get("metadata") or {}).get("uid", "")
-        # What it held on the node is free again; the pod itself waits for its own turn.
+    forgotten = host.cache.is_assumed(pod)
+    host.cache.forget_pod(pod)
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    rejected = failure.status is not None and failure.status.rejected
+    if rejected:
+        # Requeue the pod first, so the event below is not replayed to the pod that caused it.
+        host.handle_failure(fw, qpi, failure)
+    if forgotten:
+        # What it held on the node is free again for the others.
         host.queue.move_all_on_event(ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE), pod, None,
                                      pre_check=lambda other: (other.get("metadata") or {}).get("uid") != uid)
-    host.handle_failure(fw, qpi, failure)
+    if not rejected:
+        host.handle_failure(fw, qpi, failure)
     return failure.status
 
 

@@ -52,7 +52,10 @@ class Cache:
         self._generation = itertools.count(1)
         self._last = 0  # the generation of the newest change
         self._copies: dict[str, NodeInfo] = {}  # what the snapshot holds, by node
+        self._positions: dict[str, int] = {}  # where each node sits in the snapshot's list
+        self._dirty: set[str] = set()  # nodes changed since the last snapshot
         self._membership_changed = True
+        self._snapshot: Snapshot | None = None  # the one snapshot kept up to date incrementally
 
     # -- nodes ---------------------------------------------------------------------------------
 
@@ -68,7 +71,7 @@ class Cache:
             self._remove_images(name, info.node)
         info.set_node(node)
         self._add_images(name, node, info)
-        self._bump(info)
+        self._bump(info, name)
 
     update_node = add_node
 
@@ -83,7 +86,7 @@ class Cache:
         if info.pods:
             info.node = None  # pods still point at it; keep their accounting until they go
             info.image_states = {}
-            self._bump(info)
+            self._bump(info, name)
         else:
             del self._nodes[name]
             self._copies.pop(name, None)
@@ -156,7 +159,20 @@ class Cache:
         """Bring `snapshot` up to date, copying only NodeInfos whose generation moved."""
         if snapshot.generation == self._last and not self._membership_changed:
             return
+        if not self._membership_changed and snapshot is self._snapshot:
+            # The usual case (a pod assumed or bound): swap in copies of the changed nodes only.
+            for name in self._dirty:
+                info = self._nodes.get(name)
+                position = self._positions.get(name)
+                if info is None or info.node is None or position is None:
+                    continue
+                copy = self._copies[name] = info.clone()
+                snapshot.set(position, copy)
+            self._dirty.clear()
+            snapshot.generation = self._last
+            return
         infos = []
+        self._positions = {}
         for name, info in self._nodes.items():
             if info.node is None:
                 self._copies.pop(name, None)
@@ -164,29 +180,33 @@ class Cache:
             copy = self._copies.get(name)
             if copy is None or copy.generation != info.generation:
                 copy = self._copies[name] = info.clone()
+            self._positions[name] = len(infos)
             infos.append(copy)
         snapshot.replace(infos)
         snapshot.generation = self._last
+        self._snapshot = snapshot
+        self._dirty.clear()
         self._membership_changed = False
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _bump(self, info: NodeInfo) -> None:
+    def _bump(self, info: NodeInfo, name: str) -> None:
         info.generation = self._last = next(self._generation)
+        self._dirty.add(name)
 
     def _attach(self, pod: Obj, node: str) -> None:
         info = self._nodes.get(node)
         if info is None:
             info = self._nodes[node] = NodeInfo()  # the pod came before its node
         info.add_pod(PodInfo.of(pod))
-        self._bump(info)
+        self._bump(info, node)
 
     def _detach(self, state: _PodState) -> None:
         info = self._nodes.get(state.node)
         if info is None:
             return
         info.remove_pod(state.pod)
-        self._bump(info)
+        self._bump(info, state.node)
         if info.node is None and not info.pods:
             del self._nodes[state.node]
             self._copies.pop(state.node, None)

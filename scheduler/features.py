@@ -83,3 +83,17 @@ def parse(text: str) -> dict[str, bool]:
                              f"feature is locked to {locked}")
         values[key] = value
     return values
+
+
+def select(text: str) -> str:
+    """The part of a cluster-wide `--feature-gates` value that names gates the scheduler has.
+
+    `haru up` takes one flag for every component; the API server's own gates (ShardedListAndWatch…)
+    are not the scheduler's to refuse.
+    """
+    kept = []
+    for item in text.split(","):
+        key = item.partition("=")[0].strip()
+        if key in GATES or key in ("AllAlpha", "AllBeta"):
+            kept.append(item.strip())
+    return ",".join(kept)

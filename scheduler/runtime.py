@@ -386,26 +386,26 @@ class Framework:
     async def run_post_filter_plugins(self, state: CycleState, pod: Obj,
                                       statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
         reasons: list[str] = []
-        last: Status | None = None
+        result: PostFilterResult | None = None  # the last one that nominated something
+        rejector = ""
         for plugin in self.post_filter_plugins:
             try:
-                result, status = await plugin.post_filter(state, pod, statuses)
+                answer, status = await plugin.post_filter(state, pod, statuses)
             except Exception as exc:  # noqa: BLE001
-                result, status = None, _crashed(plugin.name, exc)
+                answer, status = None, _crashed(plugin.name, exc)
             self._observe(pod, "PostFilter", plugin.name, "", status)
             if _ok(status):
-                return result, status
+                return answer, status
             assert status is not None
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return result, status.with_plugin(plugin.name)
+                return answer, status.with_plugin(plugin.name)
             if not status.rejected:
-                return None, _error(f'running PostFilter plugin "{plugin.name}": {status.message}', plugin.name,
-                                    status.error)
+                return None, Status(Code.ERROR, list(status.reasons), plugin=plugin.name, error=status.error)
+            if answer is not None:
+                result = answer
             reasons.extend(status.reasons)
-            last = status.with_plugin(plugin.name)
-        if last is None:
-            return None, Status.unschedulable()
-        return None, Status(Code.UNSCHEDULABLE, reasons, plugin=last.plugin)
+            rejector = rejector or plugin.name
+        return result, Status(Code.UNSCHEDULABLE, reasons, plugin=rejector)
 
     # -- PreScore and Score --------------------------------------------------------------------
 
@@ -430,22 +430,25 @@ class Framework:
     def run_score_plugins(self, state: CycleState, pod: Obj,
                           nodes: Sequence[NodeInfo]) -> tuple[dict[str, int], Status | None]:
         """Each node's total: every plugin's score, normalized, then times its weight."""
-        totals = {n.name: 0 for n in nodes}
+        names = [n.name for n in nodes]
+        totals = dict.fromkeys(names, 0)
+        observer = self.observer
         for plugin in self.score_plugins:
             if plugin.name in state.skip_score_plugins:
                 continue
             scores: list[NodeScore] = []
-            for node in nodes:
+            score = plugin.score
+            for name, node in zip(names, nodes):
                 try:
-                    value, status = plugin.score(state, pod, node)
+                    value, status = score(state, pod, node)
                 except Exception as exc:  # noqa: BLE001
                     value, status = 0, _crashed(plugin.name, exc)
-                if not _ok(status):
-                    assert status is not None
+                if status is not None and status.code is not Code.SUCCESS:
                     return {}, _error(f'running Score plugin "{plugin.name}": {status.message}', plugin.name,
                                       status.error)
-                self._observe(pod, "Score", plugin.name, node.name, int(value))
-                scores.append(NodeScore(node.name, int(value)))
+                if observer is not None:
+                    self._observe(pod, "Score", plugin.name, name, int(value))
+                scores.append(NodeScore(name, int(value)))
             if isinstance(plugin, ScoreExtensions):
                 try:
                     status = plugin.normalize_score(state, pod, scores)
@@ -456,14 +459,15 @@ class Framework:
                     return {}, _error(f'running Normalize on Score plugin "{plugin.name}": {status.message}',
                                       plugin.name, status.error)
             weight = self.weights.get(plugin.name, 1)
-            for score in scores:
-                if not MIN_NODE_SCORE <= score.score <= MAX_NODE_SCORE:
-                    return {}, _error(f'plugin "{plugin.name}" returns an invalid score {score.score}, it should in '
-                                      f'the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',
+            for node_score in scores:
+                if not MIN_NODE_SCORE <= node_score.score <= MAX_NODE_SCORE:
+                    return {}, _error(f'plugin "{plugin.name}" returns an invalid score {node_score.score}, it should '
+                                      f'in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',
                                       plugin.name)
-                final = score.score * weight
-                self._observe(pod, "FinalScore", plugin.name, score.name, final)
-                totals[score.name] += final
+                final = node_score.score * weight
+                if observer is not None:
+                    self._observe(pod, "FinalScore", plugin.name, node_score.name, final)
+                totals[node_score.name] += final
         return totals, None
 
     # -- Reserve -------------------------------------------------------------------------------

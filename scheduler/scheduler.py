@@ -137,7 +137,7 @@ class Scheduler:
             elif resource in _EVENT_OF:
                 informer.add_handler(self._event_handler(_EVENT_OF[resource]))
             if self._running:
-                informer.start()
+                informer.start()  # asked for late, by a plugin at run time
         return informer
 
     def _event_handler(self, kind: Resource) -> Callable[[Event], None]:
@@ -212,12 +212,38 @@ class Scheduler:
                 resource = EVENT_RESOURCES.get(event.resource)
                 if resource is not None:
                     self._informer(resource)
+        served = await self._served(list(self.informers))
         self._running = True
-        for informer in list(self.informers.values()):
-            informer.start()
-        await asyncio.gather(*(i.wait_synced(sync_timeout) for i in list(self.informers.values())))
+        started = []
+        for resource, informer in list(self.informers.items()):
+            if resource in served:
+                informer.start()
+                started.append(informer)
+            else:
+                # A kind this server does not serve (a gated API) has nothing to watch: its store stays empty.
+                log.info("not watching %s: the server does not serve it", resource)
+        await asyncio.gather(*(i.wait_synced(sync_timeout) for i in started))
         self._spawn(self._loop(), "scheduling loop")
         self._spawn(self.queue.run(self._stop), "queue flush")
+
+    async def _served(self, resources: list[ApiResource]) -> set[ApiResource]:
+        """Which of `resources` the server serves (pods and nodes are taken as given)."""
+        assert self.client is not None
+        served = {r for r in resources if r in (api.PODS, api.NODES)}
+        versions = {r.api_version for r in resources if r not in served}
+        names: dict[str, set[str] | None] = {}
+        for version in versions:
+            path = f"/apis/{version}" if "/" in version else f"/api/{version}"
+            try:
+                doc = await self.client.get_path(path)
+                names[version] = {e.get("name", "") for e in (doc or {}).get("resources") or []}
+            except Exception as exc:  # noqa: BLE001 - 404: a group version the server lacks
+                log.info("discovery of %s failed: %s", version, exc)
+                names[version] = None
+        for resource in resources:
+            if resource not in served and resource.resource in (names.get(resource.api_version) or ()):
+                served.add(resource)
+        return served
 
     async def stop(self) -> None:
         self._stop.set()

@@ -13,7 +13,6 @@ are Unschedulable reasons ("cannot allocate all claims").
 
 from __future__ import annotations
 
-import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -82,7 +81,8 @@ class Allocator:
         self.classes = classes
         self.allocated = allocated
         self.features = {**FEATURE_DEFAULTS, **(features or {})}
-        self.rules = taints.Rules(taint_rules or [])
+        # DeviceTaintRules count only with their gate (beta, off by default in 1.36).
+        self.rules = taints.Rules(taint_rules or [] if self.features["DRADeviceTaintRules"] else [])
         self._claims: dict[Any, Claim | ClaimError] = {}
         self._available: dict[tuple[int, str, str], dict[str, dict[str, Decimal]]] = {}
 
@@ -173,9 +173,13 @@ class _Search:
     def selectable(self, request: Request, device: Device) -> bool:
         if device.binding_conditions and not self.features["DRADeviceBindingConditions"]:
             return False
-        if request.class_selectors and not selectors.match(request.class_selectors, device, request.class_owner):
-            return False
-        if request.selectors and not selectors.match(request.selectors, device, request.owner):
+        passes = device.matches.get(request.selection)
+        if passes is None:
+            # Raises on a broken selector; then nothing is remembered under the combined key.
+            passes = (selectors.match(request.class_selectors, device, request.class_owner)
+                      and selectors.match(request.selectors, device, request.owner))
+            device.matches[request.selection] = passes
+        if not passes:
             return False
         if request.capacity and self.features["DRAConsumableCapacity"]:
             if capacity.resolve(request.capacity, device) is None:
@@ -373,7 +377,3 @@ class _Search:
             target = consumed[set_name]
             for name, value in counters.items():
                 target[name] -= value
-
-
-def new_share_id() -> str:
-    return str(uuid.uuid4())

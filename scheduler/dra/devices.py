@@ -104,7 +104,8 @@ class Device:
         self.node_name: str = raw.get("nodeName") or ""
         self.node_selector: dict[str, Any] | None = raw.get("nodeSelector")
         self.all_nodes = bool(raw.get("allNodes"))
-        self.matches: dict[str, bool | str] = {}
+        # expression -> True, False or its error text; a request's selection key -> all pass
+        self.matches: dict[Any, bool | str] = {}
         self._cel: dict[str, Any] | None = None
         self._cel_domains: dict[frozenset[str], dict[str, Any]] = {}
 

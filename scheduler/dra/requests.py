@@ -34,7 +34,7 @@ class Request:
     """One request, or one subrequest of a firstAvailable request."""
 
     __slots__ = ("base", "sub", "name", "spec", "class_name", "device_class", "class_selectors", "selectors",
-                 "all", "count", "admin", "tolerations", "capacity", "owner", "class_owner")
+                 "all", "count", "admin", "tolerations", "capacity", "owner", "class_owner", "selection")
 
     def __init__(self, base: str, sub: str, spec: dict[str, Any], device_class: dict[str, Any], owner: str):
         self.base = base
@@ -52,6 +52,10 @@ class Request:
         self.capacity: dict[str, Decimal] = capacity.parse_requests(spec.get("capacity"))
         self.owner = owner
         self.class_owner = f"class {self.class_name}"
+        # The key under which a device remembers whether it passes all of this request's selectors
+        # (the class's, then the request's): one lookup per device instead of one per expression.
+        self.selection = (tuple(((sel or {}).get("cel") or {}).get("expression") for sel in self.class_selectors),
+                          tuple(((sel or {}).get("cel") or {}).get("expression") for sel in self.selectors))
 
 
 class Claim:
@@ -78,8 +82,9 @@ def _one(claim_text: str, base: str, sub: str, spec: dict[str, Any], classes: di
     if spec.get("adminAccess") is not None and not features["DRAAdminAccess"]:
         raise ClaimError(f"claim {claim_text}, request {name}: admin access is requested, but the feature is disabled")
     if spec.get("adminAccess") and not admin_namespace:
-        raise ClaimError(f"claim {claim_text}, request {name}: admin access is requested, but the namespace "
-                         f"does not have the label {ADMIN_ACCESS_LABEL}=true")
+        # The API server's wording for the same rule (it refuses such claims at create time).
+        raise ClaimError(f"claim {claim_text}, request {name}: admin access to devices requires the "
+                         f"`{ADMIN_ACCESS_LABEL}: true` label on the containing namespace")
     class_name = spec.get("deviceClassName") or ""
     if not class_name:
         raise ClaimError(f"claim {claim_text}, request {name}: missing device class name (unsupported request type?)")

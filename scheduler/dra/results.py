@@ -3,8 +3,8 @@
 `devices.results` has one entry per chosen device (request name `<request>/<subrequest>` for
 firstAvailable, adminAccess, tolerations, shareID and consumedCapacity for shared devices, the
 binding conditions when that gate is on). `devices.config` lists each used class's config once
-(source FromClass, the requests using it), then the claim's config entries that apply to the
-chosen requests (FromClaim); a config covering every request drops its `requests`. The
+(source FromClass, the requests using it), then the claim's config entries, each once per
+chosen request it names (FromClaim, as upstream); a config covering every request drops `requests`. The
 nodeSelector pins the claim to the node when a device is node-local or binds to the node, merges
 the slices' node selectors otherwise, and is left out when the devices are usable everywhere.
 `allocationTimestamp` is the plugin's to set. Called by `allocator.py`.
@@ -12,15 +12,21 @@ the slices' node selectors otherwise, and is left out when the devices are usabl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import uuid
+from typing import Any
 
 from scheduler.dra import capacity
 
-if TYPE_CHECKING:
-    from scheduler.dra.allocator import _Search
+# The allocator's search state (`allocator._Search`): node, claims, chosen requests and devices.
+Search = Any
 
 
-def _result(search: "_Search", taken: Any) -> dict[str, Any]:
+def new_share_id() -> str:
+    """A share of a device that allows multiple allocations gets its own UID."""
+    return str(uuid.uuid4())
+
+
+def _result(search: Search, taken: Any) -> dict[str, Any]:
     device, request = taken.device, taken.request
     driver, pool, name = device.id
     out: dict[str, Any] = {"request": request.name, "driver": driver, "pool": pool, "device": name}
@@ -34,7 +40,6 @@ def _result(search: "_Search", taken: Any) -> dict[str, Any]:
         if device.binding_failure_conditions:
             out["bindingFailureConditions"] = list(device.binding_failure_conditions)
     if taken.share:
-        from scheduler.dra.allocator import new_share_id
         out["shareID"] = new_share_id()
         if taken.amounts:
             out["consumedCapacity"] = capacity.status_form(device, taken.amounts)
@@ -56,21 +61,24 @@ def _config(claim: Any, chosen: list[Any]) -> list[dict[str, Any]]:
                      **{k: v for k, v in item.items() if k != "requests"}}
             entries.append(entry)
             config.append(entry)
-    chosen_names = {r.base for r in chosen} | {r.name for r in chosen}
     for item in ((claim.obj.get("spec") or {}).get("devices") or {}).get("config") or []:
         names = item.get("requests") or []
         body = {k: v for k, v in item.items() if k != "requests"}
         if not names:
             config.append({"source": "FromClaim", **body})
-        elif any(n in chosen_names for n in names):
-            config.append({"source": "FromClaim", "requests": list(names), **body})
+            continue
+        # As upstream: the entry is added once for each request it names by its own name or by
+        # the chosen subrequest (so an entry naming two requests appears twice).
+        for request in chosen:
+            if request.base in names or (request.sub and request.name in names):
+                config.append({"source": "FromClaim", "requests": list(names), **body})
     for entry in config:
         if "requests" in entry and len(entry["requests"]) == len(claim.requests):
             del entry["requests"]
     return config
 
 
-def _node_selector(search: "_Search", taken_list: list[Any]) -> dict[str, Any] | None:
+def _node_selector(search: Search, taken_list: list[Any]) -> dict[str, Any] | None:
     node_name = (search.node.get("metadata") or {}).get("name", "")
     fields: list[dict[str, Any]] = []
     expressions: list[dict[str, Any]] = []
@@ -108,7 +116,7 @@ def _add_requirement(into: list[dict[str, Any]], requirement: dict[str, Any]) ->
     into.append(dict(requirement))
 
 
-def allocation(search: "_Search", index: int) -> dict[str, Any]:
+def allocation(search: Search, index: int) -> dict[str, Any]:
     claim = search.claims[index]
     taken_list = search.taken[index]
     devices: dict[str, Any] = {"results": [_result(search, taken) for taken in taken_list]}

@@ -2,11 +2,9 @@
 cluster file of GPU pools, each pod to Running, and `kubectl exec POD -- nvidia-smi -L` showing the
 GPUs whose UUIDs the allocated devices publish in their ResourceSlice.
 
-One cluster serves the module. The scheduler is started beside it as `python -m scheduler
---scheduler-name dra-acceptance` and the pods name that scheduler, so these tests do not depend on
-(or race with) whichever scheduler `haru up` itself runs. Template claims and deallocation after a
-pod is gone are the ResourceClaim controller's work: those scenarios need `controllers.resource_claims`;
-the pools are chosen by nodeSelector, so the module needs the NodeAffinity plugin.
+One cluster serves the module, scheduled by the scheduler `haru up` runs, with the ResourceClaim
+controller for template claims and for deallocating claims whose pods are gone. The pools are
+chosen by nodeSelector, so the module needs the NodeAffinity plugin.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ pytestmark = pytest.mark.slow
 if importlib.util.find_spec("scheduler.plugins.node_affinity") is None:
     # Every pod is pinned to its pool with a nodeSelector, which only NodeAffinity enforces.
     pytest.skip("the NodeAffinity plugin is not in this build", allow_module_level=True)
-SCHEDULER = "dra-acceptance"
 CLUSTER_FILE = """\
 pools:
 - {name: h100, count: 3, labels: {pool: h100}, devices: {gpus: 4, model: h100}}
@@ -56,21 +53,13 @@ CLASSES = [
 Obj = dict[str, Any]
 
 
-def needs_claim_controller() -> None:
-    if importlib.util.find_spec("controllers.resource_claims") is None:
-        pytest.skip("the ResourceClaim controller (controllers/resource_claims.py) is not in this build")
-
-
 @pytest.fixture(scope="module")
 def haru(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """`haru up -f` with the GPU pools above, the classes applied, and our scheduler running."""
+    """`haru up -f` with the GPU pools above and the classes applied."""
     data = tmp_path_factory.mktemp("haru-dra")
     cluster_file = Path(data) / "cluster.yaml"
     cluster_file.write_text(CLUSTER_FILE)
     cluster = start_haru(str(data / "data"), "-f", str(cluster_file))
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "scheduler", "--kubeconfig", cluster.kubeconfig, "--scheduler-name", SCHEDULER],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(Path(data) / "scheduler.log", "w"))
     try:
         deadline = time.monotonic() + 60
         while len(cluster.kubectl("get", "nodes", "-o", "name").stdout.split()) < NODES:
@@ -80,12 +69,6 @@ def haru(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         cluster.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": CLASSES}))
         yield cluster
     finally:
-        scheduler.terminate()
-        try:
-            scheduler.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            scheduler.kill()
-            scheduler.wait()
         stop_haru(cluster)
 
 
@@ -109,7 +92,7 @@ def pod(name: str, *, pool: str | None = None, claims: dict[str, str] | None = N
         container["resources"]["claims"] = [{"name": e["name"]} for e in entries]
     if limits:
         container["resources"]["limits"] = limits
-    spec: Obj = {"schedulerName": SCHEDULER, "containers": [container]}
+    spec: Obj = {"containers": [container]}
     if entries:
         spec["resourceClaims"] = entries
     if pool:
@@ -183,7 +166,6 @@ def test_a_device_class_a_claim_and_a_pod(haru: Cluster) -> None:
 
 
 def test_a_claim_template_for_eight_pods_gives_each_its_own_gpu(haru: Cluster) -> None:
-    needs_claim_controller()
     template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                 "metadata": {"name": "one-gpu", "namespace": "default"},
                 "spec": {"spec": {"devices": {"requests": [exactly("gpu")]}}}}
@@ -238,7 +220,6 @@ def test_two_pods_share_one_gpu_by_memory_and_a_third_does_not_fit(haru: Cluster
 
 
 def test_a_mig_partition_and_the_full_gpu_compete_for_one_gpu(haru: Cluster) -> None:
-    needs_claim_controller()  # the full GPU gets free when the controller deallocates the partition
     apply(haru, claim("slice-3g", exactly("mig", "mig.nvidia.com", selectors=[
               {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"}}])),
           pod("mig-user", pool="mig", claims={"mig": "slice-3g"}))

@@ -28,7 +28,7 @@ if importlib.util.find_spec("scheduler.plugins.node_affinity") is None:
     pytest.skip("the NodeAffinity plugin is not in this build", allow_module_level=True)
 CLUSTER_FILE = """\
 pools:
-- {name: h100, count: 3, labels: {pool: h100}, devices: {gpus: 4, model: h100}}
+- {name: h100, count: 3, labels: {pool: h100}, devices: {gpus: 4, model: h100}}  # 12: 1 + 1 + 8 + 1 used
 - {name: a100, count: 1, labels: {pool: a100}, devices: {gpus: 2, model: a100}}
 - {name: l40s, count: 1, labels: {pool: l40s}, devices: {gpus: 1, model: l40s}}
 - {name: shared, count: 1, labels: {pool: shared}, devices: {gpus: 1, model: h100, sharedGpu: true}}
@@ -163,6 +163,16 @@ def test_a_device_class_a_claim_and_a_pod(haru: Cluster) -> None:
     (result,) = stored["status"]["allocation"]["devices"]["results"]
     assert result["pool"] == bound["spec"]["nodeName"]
     assert smi_uuids(haru, "single") == gpu_uuids_of(haru, "single-gpu")
+
+
+def test_two_pods_naming_one_claim_share_its_devices(haru: Cluster) -> None:
+    apply(haru, claim("team-gpu", exactly("gpu")), pod("team-a", pool="h100", claims={"gpu": "team-gpu"}),
+          pod("team-b", pool="h100", claims={"gpu": "team-gpu"}))
+    running(haru, "team-a", "team-b")
+    reserved = get(haru, "resourceclaim", "team-gpu")["status"]["reservedFor"]
+    assert sorted(r["name"] for r in reserved) == ["team-a", "team-b"]
+    assert get(haru, "pod", "team-a")["spec"]["nodeName"] == get(haru, "pod", "team-b")["spec"]["nodeName"]
+    assert smi_uuids(haru, "team-a") == smi_uuids(haru, "team-b") == gpu_uuids_of(haru, "team-gpu")
 
 
 def test_a_claim_template_for_eight_pods_gives_each_its_own_gpu(haru: Cluster) -> None:

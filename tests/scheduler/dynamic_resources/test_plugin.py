@@ -368,3 +368,23 @@ def test_pod_hint_queues_the_pod_once_its_generated_claim_is_named() -> None:
     assert hint(before, before, after) is QueueingHint.QUEUE
     assert hint(before, before, before) is QueueingHint.SKIP
     assert hint(before, None, pod_with(name="q")) is QueueingHint.SKIP
+
+
+# --- args -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,seconds", [({}, 600.0), ({"bindingTimeout": "10m0s"}, 600.0),
+                                          ({"bindingTimeout": "1m30s"}, 90.0), ({"bindingTimeout": "1500ms"}, 1.5),
+                                          ({"bindingTimeout": 42}, 42.0)])
+def test_the_binding_timeout_comes_from_the_plugin_args(args: Obj, seconds: float) -> None:
+    from scheduler.plugins.dynamic_resources import new
+    handle = fakes.FakeHandle([], stores={})
+    assert new(args, handle, {}).binding_timeout == seconds
+
+
+@pytest.mark.parametrize("text,message", [("10", 'time: missing unit in duration "10"'),
+                                          ("ten minutes", 'time: invalid duration "ten minutes"')])
+def test_a_malformed_binding_timeout_is_refused_with_gos_message(text: str, message: str) -> None:
+    from scheduler.plugins.dynamic_resources import new
+    with pytest.raises(ValueError) as caught:
+        new({"bindingTimeout": text}, fakes.FakeHandle([], stores={}), {})
+    assert str(caught.value) == message

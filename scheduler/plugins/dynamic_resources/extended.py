@@ -63,6 +63,15 @@ def _newer(a: Obj, b: Obj) -> bool:
     return a["metadata"]["name"] < b["metadata"]["name"]
 
 
+def asks_for_any(pod: Obj) -> bool:
+    """A cheap first look: does any container request a prefixed (possibly extended) resource?"""
+    spec = pod.get("spec") or {}
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        if any("/" in name for name in ((container.get("resources") or {}).get("requests") or {})):
+            return True
+    return False
+
+
 def dra_requests(pod: Obj, mapping: dict[str, str]) -> dict[str, int]:
     """The pod's non-zero extended-resource requests, when a DeviceClass could serve one of them
     (empty otherwise: then the plugin has nothing to do with them and NodeResourcesFit decides)."""

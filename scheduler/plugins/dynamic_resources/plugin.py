@@ -216,6 +216,8 @@ class DynamicResources:
         return None, None
 
     def _pre_filter_extended(self, pod: Obj, s: _State) -> Obj | None:
+        if not extended.asks_for_any(pod):
+            return None  # most pods: no class mapping to build
         mapping = extended.class_mapping(self.handle.store(kinds.DEVICECLASSES))
         requests = extended.dra_requests(pod, mapping)
         if not requests:

@@ -15,6 +15,7 @@ import asyncio
 import copy
 import logging
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,14 +165,13 @@ class DynamicResources:
         return None
 
     def pre_filter(self, state: CycleState, pod: Obj,
-                   nodes: Any) -> tuple[PreFilterResult | None, Status | None]:
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         s = _State()
         state.write(STATE_KEY, s)
         try:
-            user_claims = [claim for _, claim in pod_claims.claims_of(pod, self.claims.get)]
+            claims = [claim for _, claim in pod_claims.claims_of(pod, self.claims.get)]
         except pod_claims.NotUsable as e:
             return None, Status.unresolvable(str(e))
-        claims = list(user_claims)
         if self.extended_enabled:
             special = self._pre_filter_extended(pod, s)
             if special is not None:

@@ -286,6 +286,20 @@ def test_an_extended_resource_request_is_served_through_dra_on_a_dra_only_node(h
     assert uuids == gpu_uuids_of(haru, name) and len(uuids) == 1
     assert haru.kubectl("exec", "legacy-gpu", "--", "nvidia-smi", "-L").stdout.startswith("GPU 0: NVIDIA A100")
 
+    # The kubernetes 36.0.3 client reads the mapping into its typed models.
+    from kubernetes import client, config
+    api_client = config.new_client_from_config(config_file=haru.kubeconfig)
+    try:
+        typed = client.CoreV1Api(api_client).read_namespaced_pod("legacy-gpu", "default").status
+        mapping = typed.extended_resource_claim_status
+        assert mapping.resource_claim_name == name
+        assert [(m.container_name, m.resource_name, m.request_name) for m in mapping.request_mappings] == [
+            ("main", "nvidia.com/gpu", "container-0-request-0")]
+        special_typed = client.ResourceV1Api(api_client).read_namespaced_resource_claim(name, "default")
+        assert special_typed.status.reserved_for[0].name == "legacy-gpu"
+    finally:
+        api_client.close()
+
 
 def test_a_device_with_binding_conditions_attaches_after_a_delay(haru: Cluster) -> None:
     apply(haru, claim("late-nic", exactly("nic", "nic.haru.dev")), claim("late-gpu", exactly("gpu")),

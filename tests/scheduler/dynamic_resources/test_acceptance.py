@@ -34,9 +34,10 @@ pools:
 - {name: shared, count: 1, labels: {pool: shared}, devices: {gpus: 1, model: h100, sharedGpu: true}}
 - {name: mig, count: 1, labels: {pool: mig}, devices: {gpus: 1, model: h100, mig: true}}
 - {name: taint, count: 1, labels: {pool: taint}, devices: {gpus: 1, model: h100}}
+- {name: rule, count: 1, labels: {pool: rule}, devices: {gpus: 1, model: h100}}
 - {name: net, count: 1, labels: {pool: net}, devices: {gpus: 1, model: h100, network: {count: 1, attachDelaySeconds: 2}}}
 """
-NODES = 9
+NODES = 10
 # NVIDIA's classes (dra-driver-nvidia-gpu deviceclass-*.yaml), and one for haru's late-binding NIC.
 CLASSES = [
     {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
@@ -269,6 +270,18 @@ def test_a_tainted_device_is_avoided_and_used_once_tolerated(haru: Cluster) -> N
     assert (result["pool"], result["device"]) == ("taint-0", "gpu-0")
     assert smi_uuids(haru, "tolerate") == gpu_uuids_of(haru, "tolerate")
     assert get(haru, "pod", "avoid")["status"]["phase"] == "Pending"
+
+
+def test_a_device_taint_rule_keeps_pods_off_its_device_until_it_is_deleted(haru: Cluster) -> None:
+    rule = {"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule", "metadata": {"name": "maintenance"},
+            "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": "rule-0", "device": "gpu-0"},
+                     "taint": {"key": "example.com/maintenance", "value": "firmware", "effect": "NoSchedule"}}}
+    apply(haru, rule)
+    apply(haru, claim("after-rule", exactly("gpu")), pod("after-rule", pool="rule", claims={"gpu": "after-rule"}))
+    assert "1 cannot allocate all claims" in unschedulable(haru, "after-rule")
+    haru.kubectl("delete", "devicetaintrule", "maintenance")
+    running(haru, "after-rule")  # the rule's deletion is an event that queues the pod again
+    assert smi_uuids(haru, "after-rule") == gpu_uuids_of(haru, "after-rule")
 
 
 def test_an_extended_resource_request_is_served_through_dra_on_a_dra_only_node(haru: Cluster) -> None:

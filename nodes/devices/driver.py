@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim")
 
 
+ATTACH_ATTEMPTS = 5  # a delayed attach re-reads its claim after this many conflicts at most
+
+
 def _by_name(claims: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {obj["metadata"]["name"]: obj for obj in claims.values() if isinstance(obj, dict) and obj.get("metadata")}
 
@@ -113,9 +116,22 @@ class Driver:
     async def _attach_later(self, name: str, namespace: str | None, uid: str, delay: int) -> None:
         try:
             await asyncio.sleep(delay)
-            claim = await self.client.get(RESOURCE_CLAIMS, name, namespace)
-            if claim["metadata"].get("uid") == uid:
-                await self._attach_now(claim)
+            # Changes that arrived meanwhile were not queued (the uid was pending), so read the
+            # claim afresh, and again after a conflict, instead of waiting for another event.
+            for _ in range(ATTACH_ATTEMPTS):
+                claim = await self.client.get(RESOURCE_CLAIMS, name, namespace)
+                if claim["metadata"].get("uid") != uid:
+                    return
+                patch = binding.attach_status(claim, self.node_name, fail=self.config.nic_attach_fails)
+                if patch is None:
+                    return
+                patch["metadata"] = {"resourceVersion": claim["metadata"]["resourceVersion"]}
+                try:
+                    await self.client.patch(RESOURCE_CLAIMS, name, patch, namespace, subresource="status")
+                    return
+                except errors.APIError as err:
+                    if not errors.is_conflict(err):
+                        raise
         except errors.APIError as err:
             if not errors.is_not_found(err):
                 log.warning("node %s: NIC attach of %s: %s", self.node_name, name, err)

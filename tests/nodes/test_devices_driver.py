@@ -105,6 +105,9 @@ async def test_a_nic_with_an_attach_delay_reports_the_attach_later(rest: RestCli
             return (got.get("status") or {}).get("devices") or []
         (entry,) = await until(reported)
         assert {c["type"]: c["status"] for c in entry["conditions"]}["nic.haru.dev/attached"] == "True"
-        assert running._delayed == {}  # the delayed attach ran and was let go
+
+        async def let_go() -> bool:
+            return not running._delayed
+        assert await until(let_go)  # the delayed attach ran and was let go
     finally:
         await running.stop()

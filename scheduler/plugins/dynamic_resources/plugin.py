@@ -2,10 +2,11 @@
 
 PreEnqueue holds a pod until its claims exist. PreFilter collects them (an allocated claim brings
 its nodeSelector, an unallocated one goes to the allocator of `scheduler/dra`) plus the special
-claim for extended resources (`extended.py`). Filter allocates per node, Reserve puts the chosen
-allocation in flight (`claim_tracker.py`), Unreserve drops it, PreBind writes allocation and
-`reservedFor` through `resourceclaims/status` and waits for binding conditions
-(`binding_conditions.py`); PostFilter deallocates a claim that keeps the pod off every node.
+claim for extended resources (`extended.py`). Filter allocates per node, Score prefers nodes where
+better-ranked subrequests fit, Reserve puts the chosen allocation in flight (`claim_tracker.py`),
+Unreserve drops it, PreBind writes allocation and `reservedFor` through `resourceclaims/status` and
+waits for binding conditions (`binding_conditions.py`); PostFilter deallocates a claim that keeps
+the pod off every node.
 Messages, codes and events are upstream's (`dynamicresources.go`).
 """
 
@@ -24,7 +25,8 @@ from client import resources as kinds
 from scheduler.dra import allocator, inventory
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from scheduler.framework.interfaces import Features, Handle, NodeToStatus, PostFilterResult, PreFilterResult
+from scheduler.framework.interfaces import (MAX_NODE_SCORE, Features, Handle, NodeScore, NodeToStatus,
+                                            PostFilterResult, PreFilterResult)
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.status import Status
 from scheduler.plugins import names
@@ -37,6 +39,7 @@ log = logging.getLogger(__name__)
 STATE_KEY = names.DYNAMIC_RESOURCES
 FINALIZER = "resource.kubernetes.io/delete-protection"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
 BINDING_POLL = 0.5  # seconds; upstream polls the API every 5 s, we read the informer cache
 
@@ -388,6 +391,38 @@ class DynamicResources:
             if not errors.is_not_found(e):
                 raise
         self.claims.forget(claim)
+
+    # --- Score (prioritized lists) -----------------------------------------------------------
+
+    def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
+        """Nodes where better-ranked subrequests were allocated score higher: each chosen
+        subrequest at position i of its firstAvailable list adds 8 - i (upstream's computeScore)."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
+            return 0, None
+        entry = s.node_allocations.get(node.name)
+        if entry is None:
+            return 0, None
+        chosen = dict(entry[0])
+        total = 0
+        for index, claim in enumerate(s.claims):
+            allocation = pod_claims.allocation(claim) or chosen.get(index)
+            if not allocation:
+                continue
+            picked = {r.get("request") for r in (allocation.get("devices") or {}).get("results") or []}
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+                for rank, sub in enumerate(request.get("firstAvailable") or []):
+                    if f"{request.get('name', '')}/{sub.get('name', '')}" in picked:
+                        total += FIRST_AVAILABLE_MAX_SIZE - rank
+        return total, None
+
+    def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:
+        """Upstream's DefaultNormalizeScore: the best node gets MAX_NODE_SCORE, the rest in proportion."""
+        best = max((n.score for n in scores), default=0)
+        if best > 0:
+            for n in scores:
+                n.score = MAX_NODE_SCORE * n.score // best
+        return None
 
     # --- Reserve, Unreserve -----------------------------------------------------------------
 

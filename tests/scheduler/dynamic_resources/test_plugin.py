@@ -11,6 +11,7 @@ import pytest
 from client import resources as kinds
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, QueueingHint, Resource
+from scheduler.framework.interfaces import NodeScore
 from scheduler.framework.status import Code
 from scheduler.plugins.dynamic_resources import DynamicResources
 from tests.scheduler import fakes
@@ -388,3 +389,39 @@ def test_a_malformed_binding_timeout_is_refused_with_gos_message(text: str, mess
     with pytest.raises(ValueError) as caught:
         new({"bindingTimeout": text}, fakes.FakeHandle([], stores={}), {})
     assert str(caught.value) == message
+
+
+# --- Score ------------------------------------------------------------------------------------
+
+def test_nodes_where_a_better_ranked_subrequest_fits_score_higher() -> None:
+    def product(name: str) -> Obj:
+        return {"productName": {"string": name}}
+    slices = [gpu_slice("h100-node", "gpu-0", attributes=product("NVIDIA H100")),
+              gpu_slice("a100-node", "gpu-0", attributes=product("NVIDIA A100")),
+              gpu_slice("other-node", "gpu-0", attributes=product("NVIDIA L4"))]
+    ranked = [{"name": "gpu", "firstAvailable": [
+        {"name": "h100", "deviceClassName": "gpu", "selectors": [{"cel": {"expression":
+            'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100"'}}]},
+        {"name": "a100", "deviceClassName": "gpu", "selectors": [{"cel": {"expression":
+            'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100"'}}]},
+        {"name": "any", "deviceClassName": "gpu"}]}]
+    nodes = [fakes.node(n) for n in ("h100-node", "a100-node", "other-node")]
+    plugin = plugin_for(nodes, claims=[claim("c", requests=ranked)], slices=slices)
+    pod = pod_with({"name": "gpu", "resourceClaimName": "c"})
+    state, _, per_node = run_filters(plugin, pod)
+    assert per_node == {"h100-node": None, "a100-node": None, "other-node": None}
+    raw = {info.name: plugin.score(state, pod, info) for info in plugin.handle.snapshot}
+    assert raw == {"h100-node": (8, None), "a100-node": (7, None), "other-node": (6, None)}
+    scores = [NodeScore(name, value) for name, (value, _) in raw.items()]
+    assert plugin.normalize_score(state, pod, scores) is None
+    assert [(n.name, n.score) for n in scores] == [("h100-node", 100), ("a100-node", 87), ("other-node", 75)]
+
+
+def test_pods_without_subrequests_score_zero_everywhere() -> None:
+    plugin = plugin_for([fakes.node("n1")], claims=[claim("c")], slices=[gpu_slice("n1", "gpu-0")])
+    pod = pod_with({"name": "gpu", "resourceClaimName": "c"})
+    state, _, _ = run_filters(plugin, pod)
+    assert plugin.score(state, pod, plugin.handle.snapshot.get("n1")) == (0, None)
+    scores = [NodeScore("n1", 0)]
+    plugin.normalize_score(state, pod, scores)
+    assert scores[0].score == 0

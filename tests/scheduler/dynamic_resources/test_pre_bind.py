@@ -237,3 +237,37 @@ async def test_pre_bind_pre_flight_skips_pods_without_claims(client: RestClient)
     _, status = plugin.pre_filter(state, pod, [])
     assert status is not None and status.code is Code.SKIP
     assert plugin.pre_bind_pre_flight(state, pod, "n1").code is Code.SKIP
+
+
+async def test_unreserve_takes_the_pod_out_of_reserved_for_and_keeps_the_other_consumer(client: RestClient) -> None:
+    c = await make_claim(client, "shared")
+    p1 = await make_pod(client, "p1", claims=["shared"])
+    p2 = await make_pod(client, "p2", claims=["shared"])
+    plugin = plugin_on(client, [c], [gpu_slice("n1", "gpu-0")], [device_class("gpu")])
+    for pod in (p1, p2):
+        state = schedule(plugin, pod)
+        assert await plugin.pre_bind(state, pod, "n1") is None
+    plugin.unreserve(state, p2, "n1")  # p2's binding failed after PreBind
+    await asyncio.gather(*plugin._background)
+    stored = await client.get(kinds.RESOURCECLAIMS, "shared", "default")
+    assert [r["name"] for r in stored["status"]["reservedFor"]] == ["p1"]
+    assert stored["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+
+
+async def test_post_filter_deletes_a_special_claim_left_from_an_earlier_attempt(client: RestClient) -> None:
+    pod = await make_pod(client, "p", requests={"nvidia.com/gpu": "1"})
+    plugin = plugin_on(client, [], [gpu_slice("n1", "gpu-0")],
+                       [device_class("gpu.nvidia.com", extended_resource="nvidia.com/gpu")])
+    state = schedule(plugin, pod)
+    assert await plugin.pre_bind(state, pod, "n1") is None
+    (left,) = (await client.list(kinds.RESOURCECLAIMS, "default"))["items"]
+    plugin.handle.store(kinds.RESOURCECLAIMS).update(left)
+
+    retry = CycleState()  # the pod came back (its binding failed): the claim is found, not remade
+    assert plugin.pre_filter(retry, pod, [])[1] is None
+    assert plugin.filter(retry, pod, plugin.handle.snapshot.get("n1")).message == \
+        "cannot schedule extended resource claim"
+    _, status = await plugin.post_filter(retry, pod, NodeToStatus())
+    assert status is not None and status.code is Code.UNSCHEDULABLE
+    assert status.message == "deletion of ResourceClaim completed"
+    assert (await client.list(kinds.RESOURCECLAIMS, "default"))["items"] == []

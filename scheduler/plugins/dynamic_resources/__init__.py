@@ -5,6 +5,7 @@
 - `extended`: extended resources served by a DeviceClass (KEP-5004);
 - `binding_conditions`: devices that bind late (KEP-5007);
 - `claim_tracker`: in-flight and just-written claims; `inventory_sync`: slices into the allocator;
+- `claim_writes`: what it writes to the API server (status, the special claim, deletes);
 - `node_selector`: an allocation's node selector against a node.
 The allocator itself is `scheduler/dra`; `new` is the registry's factory.
 """

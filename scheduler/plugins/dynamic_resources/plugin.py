@@ -4,9 +4,9 @@ PreEnqueue holds a pod until its claims exist. PreFilter collects them (an alloc
 its nodeSelector, an unallocated one goes to the allocator of `scheduler/dra`) plus the special
 claim for extended resources (`extended.py`). Filter allocates per node, Score prefers nodes where
 better-ranked subrequests fit, Reserve puts the chosen allocation in flight (`claim_tracker.py`),
-Unreserve drops it, PreBind writes allocation and `reservedFor` through `resourceclaims/status` and
-waits for binding conditions (`binding_conditions.py`); PostFilter deallocates a claim that keeps
-the pod off every node.
+Unreserve drops it, PreBind writes allocation and `reservedFor` (`claim_writes.py`) and waits for
+binding conditions (`binding_conditions.py`); PostFilter deallocates a claim that keeps the pod
+off every node.
 Messages, codes and events are upstream's (`dynamicresources.go`).
 """
 
@@ -30,17 +30,16 @@ from scheduler.framework.interfaces import (MAX_NODE_SCORE, Features, Handle, No
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.status import Status
 from scheduler.plugins import names
-from scheduler.plugins.dynamic_resources import binding_conditions, extended, node_selector, pod_claims
+from scheduler.plugins.dynamic_resources import (binding_conditions, claim_writes, extended, node_selector,
+                                                 pod_claims)
 from scheduler.plugins.dynamic_resources.claim_tracker import ClaimTracker
 from scheduler.plugins.dynamic_resources.inventory_sync import InventorySync
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 STATE_KEY = names.DYNAMIC_RESOURCES
-FINALIZER = "resource.kubernetes.io/delete-protection"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
-CONFLICT_RETRIES = 5  # client-go's retry.DefaultRetry steps
 BINDING_POLL = 0.5  # seconds; upstream polls the API every 5 s, we read the informer cache
 
 
@@ -347,50 +346,18 @@ class DynamicResources:
             reserved = pod_claims.reserved_for(claim)
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod_uid):
                 try:
-                    await self._deallocate(claim)
+                    self.claims.assume(await claim_writes.deallocate(self.handle.client, claim))
                 except errors.APIError as e:
-                    return None, Status.as_error(_api_message(e))
+                    return None, Status.as_error(claim_writes.api_message(e))
                 return None, Status.unschedulable("deallocation of ResourceClaim completed")
         if special is not None and not extended.is_in_memory(special):
             try:
-                await self._delete_claim(special)
+                await claim_writes.delete(self.handle.client, special)
             except errors.APIError as e:
-                return None, Status.as_error(_api_message(e))
+                return None, Status.as_error(claim_writes.api_message(e))
+            self.claims.forget(special)
             return None, Status.unschedulable("deletion of ResourceClaim completed")
         return None, Status.unschedulable("still not schedulable")
-
-    async def _deallocate(self, claim: Obj) -> None:
-        body = copy.deepcopy(claim)
-        status = body.setdefault("status", {})
-        for name in ("reservedFor", "allocation", "devices"):
-            status.pop(name, None)
-        updated = await self.handle.client.update(kinds.RESOURCECLAIMS, body, subresource="status")
-        self.claims.assume(updated)
-
-    async def _delete_claim(self, claim: Obj) -> None:
-        """Drop our finalizer, then delete (upstream's deleteClaim)."""
-        meta = claim["metadata"]
-        current = claim
-        for attempt in range(CONFLICT_RETRIES):
-            if attempt:
-                current = await self.handle.client.get(kinds.RESOURCECLAIMS, meta["name"], meta["namespace"])
-            finalizers = list((current.get("metadata") or {}).get("finalizers") or [])
-            if FINALIZER not in finalizers:
-                break
-            body = copy.deepcopy(current)
-            body["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
-            try:
-                await self.handle.client.update(kinds.RESOURCECLAIMS, body)
-                break
-            except errors.APIError as e:
-                if not errors.is_conflict(e) or attempt == CONFLICT_RETRIES - 1:
-                    raise
-        try:
-            await self.handle.client.delete(kinds.RESOURCECLAIMS, meta["name"], meta["namespace"])
-        except errors.APIError as e:
-            if not errors.is_not_found(e):
-                raise
-        self.claims.forget(claim)
 
     # --- Score (prioritized lists) -----------------------------------------------------------
 
@@ -444,8 +411,8 @@ class DynamicResources:
             assert claim is not None
             pending = copy.deepcopy(claim)
             finalizers = pending["metadata"].setdefault("finalizers", [])
-            if FINALIZER not in finalizers:
-                finalizers.append(FINALIZER)
+            if claim_writes.FINALIZER not in finalizers:
+                finalizers.append(claim_writes.FINALIZER)
             pending.setdefault("status", {})["allocation"] = allocation
             self.claims.signal_pending(pending["metadata"]["uid"], pending)
         return None
@@ -476,35 +443,21 @@ class DynamicResources:
         task.add_done_callback(self._background.discard)
 
     async def _unreserve_claim(self, claim: Obj, pod: Obj) -> None:
-        """Take the pod out of reservedFor (upstream patches with `$patch: delete`; a read-modify-write
-        with retry on conflict changes the same entry and needs nothing of the server's patch code)."""
-        meta = claim["metadata"]
-        pod_uid = pod["metadata"].get("uid")
-        current = claim
-        for attempt in range(CONFLICT_RETRIES):
-            try:
-                if attempt:
-                    current = await self.handle.client.get(kinds.RESOURCECLAIMS, meta["name"], meta["namespace"])
-                if current["metadata"].get("uid") != meta.get("uid"):
-                    return
-                body = copy.deepcopy(current)
-                reserved = [r for r in pod_claims.reserved_for(body) if r.get("uid") != pod_uid]
-                if len(reserved) == len(pod_claims.reserved_for(body)):
-                    return
-                body["status"]["reservedFor"] = reserved
-                self.claims.assume(await self.handle.client.update(kinds.RESOURCECLAIMS, body, subresource="status"))
-                return
-            except errors.APIError as e:
-                if not errors.is_conflict(e):
-                    log.warning("unreserve %s: %s", pod_claims.key(claim), e)
-                    return
-        log.warning("unreserve %s: still conflicting after %d attempts", pod_claims.key(claim), CONFLICT_RETRIES)
+        try:
+            updated = await claim_writes.unreserve(self.handle.client, claim, pod["metadata"].get("uid", ""))
+        except errors.APIError as e:
+            log.warning("unreserve %s: %s", pod_claims.key(claim), e)  # the next attempt tries again
+            return
+        if updated is not None:
+            self.claims.assume(updated)
 
     async def _delete_claim_logged(self, claim: Obj) -> None:
         try:
-            await self._delete_claim(claim)
+            await claim_writes.delete(self.handle.client, claim)
         except errors.APIError as e:
             log.warning("delete %s: %s", pod_claims.key(claim), e)
+            return
+        self.claims.forget(claim)
 
     # --- PreBind ----------------------------------------------------------------------------
 
@@ -525,8 +478,8 @@ class DynamicResources:
                 continue
             try:
                 s.claims[index] = await self._bind_claim(s, index, pod, node_name)
-            except (errors.APIError, _BindError) as e:
-                return Status.as_error(_api_message(e) if isinstance(e, errors.APIError) else str(e))
+            except claim_writes.WriteError as e:
+                return Status.as_error(str(e))
         if not self.binding_enabled or not binding_conditions.has_binding_conditions(s.claims):
             return None
         self.handle.events.event(pod, "Normal", "BindingConditionsPending",
@@ -570,86 +523,16 @@ class DynamicResources:
         client = self.handle.client
         try:
             if is_extended and extended.is_in_memory(claim):
-                body = copy.deepcopy(s.extended_for_node)
-                if body is None:
-                    raise _BindError(f"extended resource claim not found for node {node_name}")
-                meta = body["metadata"]
-                for key in ("name", "uid"):
-                    meta.pop(key, None)
-                body.pop("status", None)
-                try:
-                    claim = await client.create(kinds.RESOURCECLAIMS, body)
-                except errors.APIError as e:
-                    raise _BindError(f"create claim for extended resources {meta.get('namespace', '')}/: "
-                                     f"{_api_message(e)}") from None
+                if s.extended_for_node is None:
+                    raise claim_writes.WriteError(f"extended resource claim not found for node {node_name}")
+                claim = await claim_writes.create_extended(client, s.extended_for_node)
                 s.claims[index] = claim  # from now on Unreserve deletes the real object
                 self.claims.assume(claim)
-            claim = await self._write_status(claim, allocation, pod)
+            claim = await claim_writes.reserve(client, claim, allocation, pod, stamp=self.binding_enabled)
         finally:
             if allocation is not None:
                 self.claims.remove_pending(pending_uid)
         self.claims.assume(claim)
         if is_extended:
-            mappings = extended.request_mappings(claim, pod)
-            patch = {"status": {"extendedResourceClaimStatus": {
-                "requestMappings": mappings, "resourceClaimName": claim["metadata"]["name"]}}}
-            meta = pod["metadata"]
-            try:
-                await client.patch(kinds.PODS, meta["name"], patch, meta.get("namespace"), subresource="status")
-            except errors.APIError as e:
-                raise _BindError(f"update pod {meta.get('namespace', '')}/{meta['name']} "
-                                 f"ExtendedResourceClaimStatus: {_api_message(e)}") from None
+            await claim_writes.map_extended(client, pod, claim, extended.request_mappings(claim, pod))
         return claim
-
-    async def _write_status(self, claim: Obj, allocation: Obj | None, pod: Obj) -> Obj:
-        client = self.handle.client
-        key = pod_claims.key(claim)
-        meta = claim["metadata"]
-        current = copy.deepcopy(claim)
-        for attempt in range(CONFLICT_RETRIES):
-            if attempt:
-                try:
-                    current = await client.get(kinds.RESOURCECLAIMS, meta["name"], meta["namespace"])
-                except errors.APIError as e:
-                    raise _BindError(f"get updated claim {key} after conflict: {_api_message(e)}") from None
-            if current["metadata"].get("deletionTimestamp"):
-                raise _BindError(f"claim {key} got deleted in the meantime")
-            status = current.setdefault("status", {})
-            try:
-                if allocation is not None:
-                    if status.get("allocation"):
-                        raise _BindError(f"claim {key} got allocated elsewhere in the meantime")
-                    finalizers = current["metadata"].setdefault("finalizers", [])
-                    if FINALIZER not in finalizers:
-                        finalizers.append(FINALIZER)
-                        try:
-                            current = await client.update(kinds.RESOURCECLAIMS, current)
-                        except errors.APIError as e:
-                            if errors.is_conflict(e):
-                                raise
-                            raise _BindError(f"add finalizer to claim {key}: {_api_message(e)}") from None
-                        status = current.setdefault("status", {})
-                    status["allocation"] = copy.deepcopy(allocation)
-                reserved = list(status.get("reservedFor") or [])
-                reserved.append({"resource": "pods", "name": pod["metadata"]["name"],
-                                 "uid": pod["metadata"].get("uid", "")})
-                status["reservedFor"] = reserved
-                if self.binding_enabled and status.get("allocation") and \
-                        not status["allocation"].get("allocationTimestamp"):
-                    status["allocation"]["allocationTimestamp"] = binding_conditions.timestamp()
-                return await client.update(kinds.RESOURCECLAIMS, current, subresource="status")
-            except errors.APIError as e:
-                if errors.is_conflict(e) and attempt < CONFLICT_RETRIES - 1:
-                    continue
-                what = "add allocation and reservation to" if allocation is not None else "add reservation to"
-                raise _BindError(f"{what} claim {key}: {_api_message(e)}") from None
-        raise _BindError(f"claim {key}: still conflicting after {CONFLICT_RETRIES} attempts")
-
-
-class _BindError(Exception):
-    pass
-
-
-def _api_message(e: errors.APIError) -> str:
-    """Go's StatusError prints only its message."""
-    return e.message if getattr(e, "message", "") else str(e)

@@ -13,6 +13,7 @@ from typing import Any
 from scheduler.framework.interfaces import Features, Handle
 from scheduler.plugins import default_binder
 from scheduler.plugins import default_preemption
+from scheduler.plugins import dynamic_resources
 from scheduler.plugins import names
 from scheduler.plugins import priority_sort
 from scheduler.plugins import scheduling_gates
@@ -22,6 +23,7 @@ Factory = Callable[[dict[str, Any], Handle, Features], Any]
 REGISTRY: dict[str, Factory] = {
     names.DEFAULT_BINDER: default_binder.new,
     names.DEFAULT_PREEMPTION: default_preemption.new,
+    names.DYNAMIC_RESOURCES: dynamic_resources.new,
     names.PRIORITY_SORT: priority_sort.new,
     names.SCHEDULING_GATES: scheduling_gates.new,
 }

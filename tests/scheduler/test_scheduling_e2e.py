@@ -4,7 +4,8 @@
 Running on a hollow node, with the `Scheduled` event. For a pod that fits nowhere, a second
 scheduler runs in this test's process under its own schedulerName with a small test-local fit
 plugin (NodeResourcesFit's reason text): the pod gets upstream's FailedScheduling event and the
-PodScheduled=False condition with the `0/4 nodes are available: 4 Insufficient cpu.` message.
+PodScheduled=False condition with the `0/4 nodes are available: 4 Insufficient cpu. no new claims to
+deallocate.` message (the second sentence is DynamicResources' PostFilter).
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ async def test_a_pod_too_big_for_every_node_gets_the_real_failed_scheduling_mess
 
         scheduled = await async_wait_for(condition)
         nodes = len(haru.kubectl("get", "nodes", "-o", "name").stdout.split())
-        message = f"0/{nodes} nodes are available: {nodes} Insufficient cpu."
+        # DynamicResources' PostFilter has its say for a pod without claims too, as upstream's does
+        # ("… Insufficient cpu. no new claims to deallocate, preemption: …" in real clusters).
+        message = f"0/{nodes} nodes are available: {nodes} Insufficient cpu. no new claims to deallocate."
         assert scheduled is not None
         assert (scheduled["status"], scheduled["reason"], scheduled["message"]) == ("False", "Unschedulable", message)
         failed = await async_wait_for(lambda: [e for e in events_about(haru, "big") if e["reason"] == "FailedScheduling"])

@@ -83,11 +83,10 @@ class TaintToleration:
         return QueueingHint.SKIP
 
     def _after_toleration_change(self, pod: Obj, old: Any, new: Any) -> QueueingHint:
-        if new is None or (new.get("metadata") or {}).get("uid") != (pod.get("metadata") or {}).get("uid"):
-            return QueueingHint.SKIP
-        if old is not None and tolerations.pod_tolerations(old) == tolerations.pod_tolerations(new):
-            return QueueingHint.SKIP
-        return QueueingHint.QUEUE
+        # The event only fires when tolerations were added, so the rejected pod itself is worth a retry.
+        if new is not None and (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid"):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> TaintToleration:

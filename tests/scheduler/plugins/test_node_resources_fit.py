@@ -34,6 +34,8 @@ FILTER_CASES = [
     ("Too many pods comes before the resources", {"pods": "1"}, [{"cpu": "3"}], {"cpu": "2"}, {}, U,
      ["Too many pods", "Insufficient cpu"]),
     ("A pod requesting nothing fits a node whose cpu is all taken", {}, [{"cpu": "4"}], {}, {}, None, []),
+    ("A resource the pod does not request is not checked even when overcommitted", {}, [{"cpu": "5"}],
+     {"memory": "1Gi"}, {}, None, []),
     ("Ephemeral storage is checked", {"extra": {"ephemeral-storage": "10Gi"}}, [], {"ephemeral-storage": "20Gi"}, {},
      R, ["Insufficient ephemeral-storage"]),
     ("An extended resource short on the node is named", {"extra": {"example.com/foo": "3"}}, [{"example.com/foo": "2"}],

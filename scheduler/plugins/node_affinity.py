@@ -150,4 +150,4 @@ def new(args: dict[str, Any], handle: Handle, features: Features) -> NodeAffinit
             added_preferred = PreferredTerms.compile(preferred, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution")
         except SelectorError as e:
             raise ValueError(f"parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: {e}") from None
-    return NodeAffinity(added_required, added_preferred, queue_hints=features.get("SchedulingQueueHint", True))
+    return NodeAffinity(added_required, added_preferred, queue_hints=features.get("SchedulerQueueingHints", True))

@@ -48,4 +48,4 @@ class NodeName:
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> NodeName:
-    return NodeName(queue_hints=features.get("SchedulingQueueHint", True))
+    return NodeName(queue_hints=features.get("SchedulerQueueingHints", True))

@@ -99,4 +99,4 @@ class NodePorts:
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> NodePorts:
-    return NodePorts(queue_hints=features.get("SchedulingQueueHint", True))
+    return NodePorts(queue_hints=features.get("SchedulerQueueingHints", True))

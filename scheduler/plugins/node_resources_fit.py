@@ -275,4 +275,4 @@ def new(args: dict[str, Any], handle: Handle, features: Features) -> NodeResourc
         handle, _scorer(args.get("scoringStrategy") or {}), frozenset(args.get("ignoredResources") or []),
         frozenset(groups),
         dra_extended=features.get("DynamicResourceAllocation", True) and features.get("DRAExtendedResource", True),
-        queue_hints=features.get("SchedulingQueueHint", True))
+        queue_hints=features.get("SchedulerQueueingHints", True))

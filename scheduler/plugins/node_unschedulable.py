@@ -69,4 +69,4 @@ class NodeUnschedulable:
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> NodeUnschedulable:
-    return NodeUnschedulable(queue_hints=features.get("SchedulingQueueHint", True))
+    return NodeUnschedulable(queue_hints=features.get("SchedulerQueueingHints", True))

@@ -90,4 +90,4 @@ class TaintToleration:
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> TaintToleration:
-    return TaintToleration(queue_hints=features.get("SchedulingQueueHint", True))
+    return TaintToleration(queue_hints=features.get("SchedulerQueueingHints", True))

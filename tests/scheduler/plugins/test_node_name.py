@@ -47,5 +47,5 @@ def test_node_add_hint(case: str, wanted: str, added: str, hint: QueueingHint) -
 
 
 def test_without_queueing_hints_label_and_taint_updates_are_registered_too() -> None:
-    [event] = node_name.new({}, fakes.FakeHandle(), {"SchedulingQueueHint": False}).events_to_register()
+    [event] = node_name.new({}, fakes.FakeHandle(), {"SchedulerQueueingHints": False}).events_to_register()
     assert event.event.action == ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL

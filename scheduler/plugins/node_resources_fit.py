@@ -25,37 +25,19 @@ from scheduler.framework.resources import Resource as Requests
 from scheduler.framework.resources import pod_requests
 from scheduler.framework.status import Status
 from scheduler.plugins import names, resource_allocation
+from scheduler.plugins import extended_resource_devices
+from scheduler.plugins.extended_resource_devices import (IMPLICIT_CLASS_PREFIX, ExtendedResourceDevices,
+                                                        device_class_mapping)
 
 Obj = dict[str, Any]
 PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
-IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO = "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"
 
 
 def is_extended_resource_name(name: str) -> bool:
     """Upstream's IsExtendedResourceName: a prefixed name outside kubernetes.io, not a quota name."""
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
-
-
-def device_class_mapping(classes: Iterable[Obj]) -> dict[str, str]:
-    """Extended-resource name -> DeviceClass name. Every class answers to its implicit name; for an
-    `extendedResourceName` two classes share, the newer class wins, then the first name."""
-    mapping: dict[str, str] = {}
-    claimed: dict[str, tuple[str, str]] = {}  # explicit name -> (creationTimestamp, class name)
-    for cls in classes:
-        meta = cls.get("metadata") or {}
-        class_name = meta.get("name") or ""
-        mapping.setdefault(IMPLICIT_CLASS_PREFIX + class_name, class_name)
-        explicit = (cls.get("spec") or {}).get("extendedResourceName")
-        if not explicit:
-            continue
-        created = meta.get("creationTimestamp") or ""
-        held = claimed.get(explicit)
-        if held is None or created > held[0] or (created == held[0] and class_name < held[1]):
-            claimed[explicit] = (created, class_name)
-    mapping.update({name: cls_name for name, (_, cls_name) in claimed.items()})
-    return mapping
 
 
 def served_by_dra(name: str, node: NodeInfo, mapping: Mapping[str, str] | None) -> bool:
@@ -160,14 +142,19 @@ class NodeResourcesFit:
         return status
 
     def pre_score(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_KEY, self.scorer.pod_requests(pod))
+        state.write(PRE_SCORE_KEY, self._score_inputs(pod))
         return None
 
+    def _score_inputs(self, pod: Obj) -> tuple[list[int], ExtendedResourceDevices | None]:
+        requests = self.scorer.pod_requests(pod)
+        return requests, extended_resource_devices.for_scoring(
+            self.handle, self.scorer.scalar_requested(requests), self.dra_extended)
+
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
-        requests = state.get(PRE_SCORE_KEY)
-        if requests is None:  # PreScore disabled in this profile
-            requests = self.scorer.pod_requests(pod)
-        return self.scorer.score(node, requests), None
+        inputs = state.get(PRE_SCORE_KEY)
+        if inputs is None:  # PreScore disabled in this profile
+            inputs = self._score_inputs(pod)
+        return self.scorer.score(node, *inputs), None
 
     # Queueing hints.
 

@@ -5,7 +5,8 @@
 be requested with the pod on it, then hands both vectors to a strategy. Fit scores with non-zero
 requests (containers that ask for nothing count 100m CPU and 200Mi, so empty pods still spread);
 BalancedAllocation uses the real requests. Extended resources the pod does not request, and
-resources the node does not have, are left out. All arithmetic is integer, as upstream's int64.
+resources the node does not have, are left out, except that an extended resource served by DRA
+counts its devices (`extended_resource_devices.py`). Integer arithmetic, as upstream's int64.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from scheduler.framework.interfaces import MAX_NODE_SCORE
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource, pod_requests
+from scheduler.plugins.extended_resource_devices import ExtendedResourceDevices
 
 Obj = dict[str, Any]
 Strategy = Callable[[Sequence[int], Sequence[int]], int]
@@ -138,7 +140,8 @@ class ResourceScorer:
         requests: Resource = pod_requests(pod, non_zero=not self.use_requested)
         return [requests.get(spec.name) for spec in self.specs]
 
-    def allocatable_and_requested(self, node: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
+    def allocatable_and_requested(self, node: NodeInfo, name: str, pod_request: int,
+                                  dra: ExtendedResourceDevices | None = None) -> tuple[int, int]:
         if pod_request == 0 and is_scalar(name):
             return 0, 0  # an extended resource the pod does not ask for takes no part
         requested = node.requested if self.use_requested else node.non_zero_requested
@@ -148,14 +151,24 @@ class ResourceScorer:
             return node.allocatable.memory, requested.memory + pod_request
         if name == EPHEMERAL_STORAGE:
             return node.allocatable.ephemeral_storage, node.requested.ephemeral_storage + pod_request
+        have = node.allocatable.scalar.get(name, 0)
+        if have == 0 and dra is not None and node.node is not None:
+            # Not a device-plugin resource here: count the DRA devices behind it instead.
+            devices, in_use = dra.totals(node.node, name)
+            if devices > 0:
+                return devices, in_use + pod_request
         if name in node.allocatable.scalar:
-            return node.allocatable.scalar[name], node.requested.scalar.get(name, 0) + pod_request
+            return have, node.requested.scalar.get(name, 0) + pod_request
         return 0, 0
 
-    def score(self, node: NodeInfo, pod_requests: Sequence[int]) -> int:
+    def scalar_requested(self, pod_requests: Sequence[int]) -> list[str]:
+        """The configured extended resources the pod asks for (the ones DRA devices may back)."""
+        return [spec.name for spec, req in zip(self.specs, pod_requests) if req and is_scalar(spec.name)]
+
+    def score(self, node: NodeInfo, pod_requests: Sequence[int], dra: ExtendedResourceDevices | None = None) -> int:
         requested, allocatable = [0] * len(self.specs), [0] * len(self.specs)
         for i, spec in enumerate(self.specs):
-            alloc, req = self.allocatable_and_requested(node, spec.name, pod_requests[i])
+            alloc, req = self.allocatable_and_requested(node, spec.name, pod_requests[i], dra)
             if alloc:
                 allocatable[i], requested[i] = alloc, req
         return self.strategy(requested, allocatable)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from client import resources as kinds
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.status import Code
 from scheduler.plugins import node_resources_balanced_allocation as balanced
@@ -51,3 +52,21 @@ def test_score(case: str, args: dict, nodes: list, requests: dict, running: list
 def test_a_best_effort_pod_is_skipped() -> None:
     status = balanced.new({}, fakes.FakeHandle(), {}).pre_score(CycleState(), fakes.pod("p"), [])
     assert status is not None and status.code is Code.SKIP
+
+
+def test_a_dra_served_extended_resource_counts_its_devices() -> None:
+    # 4 devices on n1, none allocated, the pod asks 1 -> 0.25; cpu 2000/4000 = 0.5 -> std 0.125 -> 87.
+    # (Were the devices not counted, cpu alone would leave one fraction and score 100.)
+    gpu_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                 "spec": {"extendedResourceName": "example.com/gpu", "selectors": []}}
+    gpu_slice = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                 "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                          "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": f"gpu-{i}"} for i in range(4)]}}
+    handle = fakes.FakeHandle([fakes.node("n1", cpu="4")], stores={kinds.DEVICECLASSES: [gpu_class],
+                                                                    kinds.RESOURCESLICES: [gpu_slice]})
+    args = {"resources": [{"name": "cpu", "weight": 1}, {"name": "example.com/gpu", "weight": 1}]}
+    plugin = balanced.new(args, handle, {})
+    pod, state = fakes.pod("p", requests={"cpu": "2", "example.com/gpu": "1"}), CycleState()
+    assert plugin.pre_score(state, pod, handle.snapshot.node_infos) is None
+    assert plugin.score(state, pod, handle.snapshot.get("n1")) == (87, None)

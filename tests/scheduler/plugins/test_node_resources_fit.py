@@ -11,7 +11,7 @@ from client import resources as kinds
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, QueueingHint, Resource
 from scheduler.framework.status import Code
-from scheduler.plugins import node_resources_fit
+from scheduler.plugins import extended_resource_devices, node_resources_fit
 from tests.scheduler import fakes
 
 U, R = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -100,7 +100,7 @@ def test_extended_resources_backed_by_dra(case: str, classes: list, node_kw: dic
 
 
 def test_device_class_mapping_prefers_the_newer_class_then_the_first_name() -> None:
-    mapping = node_resources_fit.device_class_mapping([
+    mapping = extended_resource_devices.device_class_mapping([
         gpu_class("old", created="2026-01-01T00:00:00Z"), gpu_class("new", created="2026-02-01T00:00:00Z"),
         gpu_class("b-tie", "example.com/tie", "2026-03-01T00:00:00Z"),
         gpu_class("a-tie", "example.com/tie", "2026-03-01T00:00:00Z")])
@@ -245,3 +245,50 @@ def test_a_device_class_for_a_requested_resource_queues_the_pod() -> None:
     assert event.hint(pod, None, gpu_class("gpu")) is QueueingHint.QUEUE
     assert event.hint(pod, None, gpu_class("gpu", "example.com/other")) is QueueingHint.SKIP
     assert Resource.DEVICE_CLASS not in events({"DRAExtendedResource": False})
+
+
+def gpu_slice(node: str, count: int, driver: str = "gpu.example.com") -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+            "spec": {"driver": driver, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}"} for i in range(count)]}}
+
+
+def allocated_claim(node: str, *devices: str) -> dict:
+    results = [{"request": "r", "driver": "gpu.example.com", "pool": node, "device": d} for d in devices]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": f"held-{node}", "namespace": "default", "uid": f"uid-held-{node}"},
+            "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}},
+            "status": {"allocation": {"devices": {"results": results}}}}
+
+
+SELECTING_CLASS = {**gpu_class("gpu"), "spec": {"extendedResourceName": "example.com/gpu",
+                                               "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
+GPU_SCORING = strategy("LeastAllocated", [{"name": "cpu", "weight": 1}, {"name": "example.com/gpu", "weight": 1}])
+
+DRA_SCORE_CASES = [
+    # resource_allocation.go calculateDRAExtendedResourceAllocatableRequest: 4 devices, 1 allocated, the pod
+    # asks 1 -> gpu (4-2)*100/4 = 50; cpu (4000-1000)*100/4000 = 75 -> (75+50)/2 = 62.
+    ("A DRA-served extended resource is scored by its devices on the node", [SELECTING_CLASS],
+     [gpu_slice("n1", 4)], [allocated_claim("n1", "gpu-0")], {}, {"n1": 62}),
+    # Without the class the resource is not served and is left out: cpu alone 75.
+    ("Without a DeviceClass the resource is left out of the score", [], [gpu_slice("n1", 4)], [], {}, {"n1": 75}),
+    # The class selects another driver's devices only: no device counts, so cpu alone.
+    ("Devices the class does not select do not count",
+     [{**SELECTING_CLASS, "spec": {**SELECTING_CLASS["spec"],
+                                   "selectors": [{"cel": {"expression": 'device.driver == "other.example.com"'}}]}}],
+     [gpu_slice("n1", 4)], [], {}, {"n1": 75}),
+    ("With DRAExtendedResource off the devices are not counted", [SELECTING_CLASS], [gpu_slice("n1", 4)], [],
+     {"DRAExtendedResource": False}, {"n1": 75}),
+]
+
+
+@pytest.mark.parametrize("case, classes, slices, claims, features, want", DRA_SCORE_CASES,
+                         ids=[c[0] for c in DRA_SCORE_CASES])
+def test_score_of_extended_resources_backed_by_dra(case: str, classes: list, slices: list, claims: list,
+                                                   features: dict, want: dict) -> None:
+    handle = fakes.FakeHandle([fakes.node("n1", cpu="4")], stores={
+        kinds.DEVICECLASSES: classes, kinds.RESOURCESLICES: slices, kinds.RESOURCECLAIMS: claims})
+    plugin = node_resources_fit.new(GPU_SCORING, handle, features)
+    pod, state = fakes.pod("p", requests={"cpu": "1", "example.com/gpu": "1"}), CycleState()
+    assert plugin.pre_score(state, pod, handle.snapshot.node_infos) is None
+    assert {i.name: plugin.score(state, pod, i)[0] for i in handle.snapshot} == want

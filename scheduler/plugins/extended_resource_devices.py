@@ -10,6 +10,7 @@ one; matching reuses the DRA allocator's inventory and CEL selectors (`scheduler
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from scheduler.framework.interfaces import Handle
 
 Obj = dict[str, Any]
 IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")  # a qualified name's name part
 
 
 def device_class_mapping(classes: Iterable[Obj]) -> dict[str, str]:
@@ -34,7 +36,8 @@ def device_class_mapping(classes: Iterable[Obj]) -> dict[str, str]:
     for cls in classes:
         meta = cls.get("metadata") or {}
         class_name = meta.get("name") or ""
-        mapping.setdefault(IMPLICIT_CLASS_PREFIX + class_name, class_name)
+        if len(class_name) <= 63 and _NAME_PART.match(class_name):  # only when that is a valid resource name
+            mapping.setdefault(IMPLICIT_CLASS_PREFIX + class_name, class_name)
         explicit = (cls.get("spec") or {}).get("extendedResourceName")
         if not explicit:
             continue

@@ -107,6 +107,9 @@ def test_device_class_mapping_prefers_the_newer_class_then_the_first_name() -> N
     assert mapping["example.com/gpu"] == "new"
     assert mapping["example.com/tie"] == "a-tie"
     assert mapping["deviceclass.resource.kubernetes.io/old"] == "old"
+    long_name = "a" * 64
+    assert "deviceclass.resource.kubernetes.io/" + long_name not in \
+        extended_resource_devices.device_class_mapping([gpu_class(long_name, None)])
 
 
 def score_nodes(args: dict, nodes: list[dict], pod: dict, running: list[dict] = ()) -> dict[str, int]:  # type: ignore[assignment]

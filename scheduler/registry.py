@@ -14,9 +14,17 @@ from scheduler.framework.interfaces import Features, Handle
 from scheduler.plugins import default_binder
 from scheduler.plugins import default_preemption
 from scheduler.plugins import dynamic_resources
+from scheduler.plugins import image_locality
 from scheduler.plugins import names
+from scheduler.plugins import node_affinity
+from scheduler.plugins import node_name
+from scheduler.plugins import node_ports
+from scheduler.plugins import node_resources_balanced_allocation
+from scheduler.plugins import node_resources_fit
+from scheduler.plugins import node_unschedulable
 from scheduler.plugins import priority_sort
 from scheduler.plugins import scheduling_gates
+from scheduler.plugins import taint_toleration
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
 

@@ -79,9 +79,23 @@ def _load(data: bytes) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigError(f"yaml: {line}{exc.problem or exc.context}") from None
+        raise ConfigError(f"yaml: {line}{_go_yaml_problem(exc.problem or exc.context or '')}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"yaml: {exc}") from None
+
+
+# PyYAML's wording -> go-yaml's (what kube-scheduler prints) for the common slips.
+_GO_YAML = {
+    "mapping values are not allowed here": "mapping values are not allowed in this context",
+    "found character '\\t' that cannot start any token": "found character that cannot start any token",
+    "expected the node content, but found '<stream end>'": "did not find expected node content",
+}
+
+
+def _go_yaml_problem(problem: str) -> str:
+    if problem.startswith("found character") and problem.endswith("that cannot start any token"):
+        return "found character that cannot start any token"
+    return _GO_YAML.get(problem, problem)
 
 
 def _compact(doc: Any) -> str:
@@ -132,7 +146,8 @@ class _Walk:
             if not isinstance(value, dict):
                 self._type_error(value, go_struct, dotted, f"v1.{typ.go_name}")
                 return
-            for key, item in value.items():
+            # sigs.k8s.io/yaml goes through a map, so fields arrive (and are reported) sorted.
+            for key, item in sorted(value.items(), key=lambda kv: str(kv[0])):
                 key = str(key)
                 child = f"{path}.{key}" if path else key
                 if key not in typ.fields:

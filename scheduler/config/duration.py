@@ -31,3 +31,26 @@ def parse(text: str) -> float:
         total += float(match.group(1)) * _UNITS[match.group(2)]
         pos = match.end()
     return sign * total
+
+
+def format(seconds: float) -> str:
+    """Go's Duration.String(): "0s", "500ms", "1.5s", "5m0s", "1h2m3s"."""
+    if seconds == 0:
+        return "0s"
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    if seconds < 1:
+        for unit, scale in (("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+            if seconds >= scale:
+                return sign + _trim(seconds / scale) + unit
+        return sign + _trim(seconds / 1e-9) + "ns"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    out = f"{int(hours)}h" if hours else ""
+    if hours or minutes:
+        out += f"{int(minutes)}m"
+    return sign + out + _trim(secs) + "s"
+
+
+def _trim(value: float) -> str:
+    text = f"{value:.9f}".rstrip("0").rstrip(".")
+    return text or "0"

@@ -189,3 +189,8 @@ class ResultRecorder:
         """Wait for the writes still in flight."""
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
+
+
+def new(client: RestClient) -> ResultRecorder:
+    """The factory `python -m scheduler --record-results` calls."""
+    return ResultRecorder(client)

@@ -2,7 +2,8 @@
 
 `default_plugins(features)` is pkg/scheduler/apis/config/v1/default_plugins.go: one multiPoint
 list with score weights, DynamicResources just before DefaultPreemption while its gate is on,
-GangScheduling (and the workload placement plugins) only with theirs. `merge(defaults, custom)`
+GangScheduling (and the workload placement plugins) only with theirs, each only if this build
+registered it. `merge(defaults, custom)`
 is mergePluginSet per point: `disabled` drops defaults (`*` drops them all), an enabled default
 named again keeps its place with the new settings, new names go after. Plugin args defaults live
 in `plugin_args.py`.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler.config.plugin_points import available
 from scheduler.framework.interfaces import Features
 from scheduler.plugins import names
 
@@ -58,7 +60,9 @@ def default_plugins(features: Features) -> Plugins:
         enabled.append({"name": names.GANG_SCHEDULING})
     if gate(features, "GenericWorkload") and gate(features, "TopologyAwareWorkloadScheduling"):
         enabled += [{"name": names.TOPOLOGY_PLACEMENT}, {"name": names.POD_GROUP_PODS_COUNT}]
-    return {"multiPoint": {"enabled": enabled, "disabled": []}}
+    # Only what this build registered: upstream's default names only plugins upstream has.
+    have = available()
+    return {"multiPoint": {"enabled": [p for p in enabled if p["name"] in have], "disabled": []}}
 
 
 def merge(defaults: Plugins, custom: Plugins | None) -> Plugins:

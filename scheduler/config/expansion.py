@@ -14,7 +14,7 @@ from typing import Any
 
 from scheduler.config import plugin_args
 from scheduler.config.errors import ConfigError, aggregate
-from scheduler.config.plugin_points import INTERFACE, POINTS_OF, WALK_ORDER
+from scheduler.config.plugin_points import INTERFACE, POINTS_OF, WALK_ORDER, available
 from scheduler.config.types import PluginRef, Profile
 from scheduler.framework.interfaces import Features
 from scheduler.plugins import names
@@ -80,7 +80,7 @@ def _build(profile: dict[str, Any], features: Features) -> Profile:
 
 
 def _check_known(point: str, name: str) -> None:
-    if name not in POINTS_OF:
+    if name not in available():
         raise _ProfileError(f'{INTERFACE[point]} "{name}" does not exist')
 
 

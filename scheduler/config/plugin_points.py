@@ -4,11 +4,14 @@ kube-scheduler expands `multiPoint` by asking each plugin object which interface
 the config is read before any plugin exists, so the answer for the in-tree plugins is written
 down here (one row per `plugins/names.py` entry). `expansion.py` uses it for multiPoint and for
 "does not extend" errors; `tests/scheduler/config/test_plugin_points.py` checks each row against
-the registered class once the plugin is on main.
+the registered class once the plugin is on main. `available()` is the part of the table this
+build can run: a plugin haru has not registered is as unknown to a config file as upstream's
+unknown names are, and the default profile leaves it out.
 """
 
 from __future__ import annotations
 
+from scheduler import registry
 from scheduler.plugins import names
 
 POINTS_OF: dict[str, tuple[str, ...]] = {
@@ -47,3 +50,8 @@ INTERFACE = {
 # The order upstream's getExtensionPoints walks them, which decides which error comes first.
 WALK_ORDER = ("preFilter", "filter", "postFilter", "reserve", "preScore", "score", "preBind", "bind",
               "postBind", "permit", "preEnqueue", "queueSort")
+
+
+def available() -> set[str]:
+    """In-tree plugins this build has: in the table and in `scheduler/registry.py`."""
+    return {name for name in POINTS_OF if name in registry.REGISTRY}

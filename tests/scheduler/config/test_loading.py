@@ -2,7 +2,9 @@
 
 Each case is a KubeSchedulerConfiguration as a person would write it (YAML unless it says JSON),
 written to a temp file and read through `load`, so decoding, defaults, validation and expansion
-all run. Bad files must fail with kube-scheduler's text and the field path it names.
+all run. Bad files must fail with kube-scheduler's text and the field path it names. Every
+in-tree plugin counts as registered here (plugins arrive from other branches); one test takes
+one away to check that an unregistered plugin is left out of the default and unknown to files.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from scheduler import config
+from scheduler import config, registry
 from scheduler.config import ConfigError
+from scheduler.config.plugin_points import POINTS_OF
 from scheduler.config.types import SchedulerConfig
 
 HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -29,6 +32,22 @@ def load_text(tmp_path: Path, body: str, features: dict[str, bool] | None = None
 
 def points(cfg: SchedulerConfig, point: str, profile: int = 0) -> list[tuple[str, int]]:
     return [(r.name, r.weight) for r in cfg.profiles[profile].plugins(point)]
+
+
+@pytest.fixture(autouse=True)
+def every_plugin_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in POINTS_OF:
+        if name not in registry.REGISTRY:
+            monkeypatch.setitem(registry.REGISTRY, name, lambda args, handle, features: None)
+
+
+def test_a_plugin_this_build_lacks_is_not_in_the_default_and_unknown_to_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(registry.REGISTRY, "VolumeZone")
+    assert "VolumeZone" not in config.default({}).profiles[0].names()
+    with pytest.raises(ConfigError) as caught:
+        load_text(tmp_path, "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: VolumeZone\n")
+    assert str(caught.value).endswith('FilterPlugin "VolumeZone" does not exist')
 
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),

@@ -33,7 +33,8 @@ from bench._api_report import Figure, Row
 from bench._nodes_side import write_kubeconfig
 from bench._server_process import REPO, ServerProcess, child_env
 from bench._throughput import Collector, Scheduled, Summary
-from bench.nodes import Meter, Phase, cpu_table, source_revision
+from bench._report import markdown_table
+from bench.nodes import Meter, Phase, source_revision
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,8 @@ class Sizes:
 
 FULL = Sizes(basic=(5_000, 1_000, 10_000), claims=(500, 10, 2_500, 2_500), steady=(500, 10, 10, 10.0),
              preemption=(5_000, 20_000, 5_000, 0.2), limit=600, clients=32)
-QUICK = Sizes(basic=(50, 20, 300), claims=(10, 10, 20, 40), steady=(10, 10, 5, 4.0),
-              preemption=(20, 80, 60, 0.2), limit=90, clients=8)
+QUICK = Sizes(basic=(50, 20, 1_500), claims=(20, 10, 50, 150), steady=(20, 10, 5, 4.0),
+              preemption=(200, 800, 600, 0.2), limit=90, clients=8)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Cluster:
     scheduler: ServerProcess | None = None
     controllers: ServerProcess | None = None
     notes: list[str] = field(default_factory=list)
+    name: str = ""
 
     @property
     def url(self) -> str:
@@ -124,6 +126,7 @@ def claim_controller_name() -> str | None:
 
 @contextlib.asynccontextmanager
 async def cluster(sizes: Sizes, work_dir: Path, *, claims: bool) -> AsyncIterator[Cluster]:
+    """A fresh API server and the scheduler (and the claim controller) for one workload, stopped after."""
     apiserver = await ServerProcess.start_apiserver(work_dir / "data")
     progress(f"API server serving {apiserver.url} (pid {apiserver.pid})")
     kubeconfig = write_kubeconfig(work_dir / "kubeconfig", apiserver.url)
@@ -131,7 +134,7 @@ async def cluster(sizes: Sizes, work_dir: Path, *, claims: bool) -> AsyncIterato
     ctx: Cluster | None = None
     try:
         async with aiohttp.ClientSession(connector=connector) as session:
-            ctx = Cluster(sizes, work_dir, session, apiserver)
+            ctx = Cluster(sizes, work_dir, session, apiserver, name=work_dir.name)
             ctx.scheduler = await start_child("scheduler", ["-m", "scheduler", "--kubeconfig", str(kubeconfig)],
                                               work_dir / "scheduler.log")
             if claims:
@@ -202,7 +205,7 @@ async def measure(ctx: Cluster, namespace: str, create: Callable[[Scheduled], Aw
     await tally.start(ctx.session)
     collector = Collector(lambda: len(tally.ever))
     meter = Meter(ctx.processes())
-    begun = meter.begin(f"measured pods ({namespace})")
+    begun = meter.begin(f"{ctx.name}: measured pods")
     started = time.perf_counter()
     collector.start()
     try:
@@ -354,6 +357,17 @@ async def preemption_async(sizes: Sizes, work_dir: Path, quick: bool) -> tuple[R
         return throughput_row(case, "preemption", m, ctx.notes), m.phase
 
 
+def cpu_table(phases: list[Phase]) -> str:
+    names = list(dict.fromkeys(name for p in phases for name in p.cpu))
+    header = ["phase", "wall"] + [f"{n} CPU" for n in names] + ["waiting for a CPU (per process)"]
+    lines = []
+    for p in phases:
+        lines.append([p.name, f"{p.wall:.1f} s"]
+                     + [f"{p.cpu[n]:.1f} s = {p.cores(n):.2f} cores" if n in p.cpu else "-" for n in names]
+                     + [", ".join(f"{n} {w:.1f} s" for n, w in p.waited.items())])
+    return markdown_table(header, lines)
+
+
 WORKLOADS: list[tuple[str, Callable[[Sizes, Path, bool], Awaitable[tuple[Row, Phase]]]]] = [
     ("SchedulingBasic", scheduling_basic),
     ("SchedulingWithResourceClaimTemplate", with_claim_template),
@@ -408,8 +422,7 @@ async def run(args: argparse.Namespace) -> int:
     if phases:
         print()
         print("CPU per process over each measured phase (utime + stime from /proc; 'waiting' is schedstat run-queue time):")
-        for phase in phases:
-            print(cpu_table([phase]))
+        print(cpu_table(phases))
     load = os.getloadavg()
     print(f"run took {time.perf_counter() - began:.0f} s; load average at end: {load[0]:.2f} {load[1]:.2f} "
           f"{load[2]:.2f} (2 cores shared: a high load means noisy figures)")

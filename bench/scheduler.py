@@ -50,7 +50,7 @@ class Sizes:
 FULL = Sizes(basic=(5_000, 1_000, 10_000), claims=(500, 10, 2_500, 2_500), steady=(500, 10, 10, 10.0),
              preemption=(5_000, 20_000, 5_000, 0.2), limit=600, clients=32)
 QUICK = Sizes(basic=(50, 20, 1_500), claims=(20, 10, 50, 150), steady=(20, 10, 5, 4.0),
-              preemption=(200, 800, 600, 0.2), limit=90, clients=8)
+              preemption=(300, 1_200, 1_000, 0.2), limit=90, clients=8)
 
 
 @dataclass(frozen=True)
@@ -218,9 +218,14 @@ async def measure(ctx: Cluster, namespace: str, create: Callable[[Scheduled], Aw
     return Measured(summary, phase, len(tally.ever), time.perf_counter() - started)
 
 
-def throughput_row(case: str, key: str, m: Measured, notes: list[str]) -> Row:
+def throughput_row(case: str, key: str, m: Measured, notes: list[str], created_per_second: float = 0.0) -> Row:
     anchor = ANCHORS[key]
     s = m.summary
+    if created_per_second and s.average >= 0.9 * created_per_second:
+        # scheduler_perf creates pods from client-go inside the test binary; here one Python
+        # process POSTs them, and a scheduler that keeps up can only be measured at that rate.
+        notes = notes + [f"the rate is bounded by pod creation: this process created the measured pods at "
+                         f"{created_per_second:,.0f}/s"]
     figures = [Figure("", s.average, "pods/s", anchor.target), Figure("p50", s.p50, "pods/s"),
                Figure("p90", s.p90, "pods/s"), Figure("p99", s.p99, "pods/s")]
     figures += [Figure(f"{name} CPU", m.phase.cores(name), "cores") for name in m.phase.cpu if name != "bench (this process)"]
@@ -247,11 +252,13 @@ async def scheduling_basic(sizes: Sizes, work_dir: Path, quick: bool) -> tuple[R
             made = await objs.create_all(ctx.session, ctx.url, [objs.pod(f"pod-{i}", "test") for i in range(measured)],
                                          sizes.clients)
             ctx.notes.append(made.describe("measured pods"))
+            rate[0] = made.count / made.seconds if made.seconds else 0.0
             return measured - made.failed
 
+        rate = [0.0]
         m = await measure(ctx, "test", create)
         case = f"SchedulingBasic {label(nodes, quick)} nodes, {init:,} init, {measured:,} measured pods"
-        return throughput_row(case, "basic", m, ctx.notes), m.phase
+        return throughput_row(case, "basic", m, ctx.notes, rate[0]), m.phase
 
 
 async def _dra_objects(ctx: Cluster, nodes: int, devices: int, namespaces: tuple[str, ...]) -> None:
@@ -273,12 +280,14 @@ async def with_claim_template(sizes: Sizes, work_dir: Path, quick: bool) -> tupl
             bodies = [objs.pod(f"pod-{i}", "test", claim_template=objs.TEMPLATE) for i in range(measured)]
             made = await objs.create_all(ctx.session, ctx.url, bodies, sizes.clients)
             ctx.notes.append(made.describe("measured pods"))
+            rate[0] = made.count / made.seconds if made.seconds else 0.0
             return measured - made.failed
 
+        rate = [0.0]
         m = await measure(ctx, "test", create)
         case = (f"SchedulingWithResourceClaimTemplate {label(nodes, quick)} nodes x {devices} devices, "
                 f"{init:,} init, {measured:,} measured pods")
-        return throughput_row(case, "claims", m, ctx.notes), m.phase
+        return throughput_row(case, "claims", m, ctx.notes, rate[0]), m.phase
 
 
 async def steady_state(sizes: Sizes, work_dir: Path, quick: bool) -> tuple[Row, Phase]:
@@ -344,8 +353,10 @@ async def preemption_async(sizes: Sizes, work_dir: Path, quick: bool) -> tuple[R
             made = await objs.create_all(ctx.session, ctx.url, [objs.pod(f"pod-{i}", "test") for i in range(measured)],
                                          sizes.clients)
             ctx.notes.append(made.describe("measured pods"))
+            rate[0] = made.count / made.seconds if made.seconds else 0.0
             return measured - made.failed
 
+        rate = [0.0]
         churning = asyncio.ensure_future(churn())
         try:
             m = await measure(ctx, "test", create)
@@ -354,7 +365,7 @@ async def preemption_async(sizes: Sizes, work_dir: Path, quick: bool) -> tuple[R
             await asyncio.gather(churning, return_exceptions=True)
         ctx.notes.append(f"{churned[0]:,} high-priority preemptor pods created during the measured phase")
         case = f"PreemptionAsync {label(nodes, quick)} nodes, {init:,} low-priority init, {measured:,} measured pods"
-        return throughput_row(case, "preemption", m, ctx.notes), m.phase
+        return throughput_row(case, "preemption", m, ctx.notes, rate[0]), m.phase
 
 
 def cpu_table(phases: list[Phase]) -> str:

@@ -77,25 +77,35 @@ def _load(data: bytes) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ConfigError(f"yaml: {line}{_go_yaml_problem(exc.problem or exc.context or '')}") from None
+        raise ConfigError(f"yaml: {_go_yaml_where(exc)}{_go_yaml_problem(exc)}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"yaml: {exc}") from None
 
 
-# PyYAML's wording -> go-yaml's (what kube-scheduler prints) for the common slips.
-_GO_YAML = {
-    "mapping values are not allowed here": "mapping values are not allowed in this context",
-    "found character '\\t' that cannot start any token": "found character that cannot start any token",
-    "expected the node content, but found '<stream end>'": "did not find expected node content",
-}
+def _go_yaml_where(exc: yaml.MarkedYAMLError) -> str:
+    """go-yaml's "line N: ": marks are 0-based and only scanner errors add one (decode.go's fail)."""
+    line = 0
+    if exc.problem_mark is not None and exc.problem_mark.line:
+        line = exc.problem_mark.line + (1 if isinstance(exc, yaml.scanner.ScannerError) else 0)
+    elif exc.context_mark is not None and exc.context_mark.line:
+        line = exc.context_mark.line
+    return f"line {line}: " if line else ""
 
 
-def _go_yaml_problem(problem: str) -> str:
+def _go_yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    """PyYAML's wording -> libyaml's, which go-yaml (and so kube-scheduler) prints, for common slips."""
+    problem, context = exc.problem or "", exc.context or ""
+    if problem == "mapping values are not allowed here":
+        return "mapping values are not allowed in this context"
     if problem.startswith("found character") and problem.endswith("that cannot start any token"):
         return "found character that cannot start any token"
-    return _GO_YAML.get(problem, problem)
+    if problem.startswith("expected <block end>, but found"):
+        if context == "while parsing a block collection":
+            return "did not find expected '-' indicator"
+        return "did not find expected key"
+    if problem.startswith("expected the node content, but found"):
+        return "did not find expected node content"
+    return problem or context
 
 
 def _compact(doc: Any) -> str:

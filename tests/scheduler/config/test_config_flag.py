@@ -26,7 +26,7 @@ CASES = [
     pytest.param("profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: Nope\n",
                  'couldn\'t create scheduler: initializing profiles: creating profile for scheduler name '
                  'default-scheduler: FilterPlugin "Nope" does not exist', id="an unknown plugin"),
-    pytest.param("profiles:\n  - schedulerName: a\n   bad: indent\n", "couldn't create scheduler: yaml: line 5:",
+    pytest.param("profiles:\n  - schedulerName: a\n   bad: indent\n", "couldn't create scheduler: yaml: line 4: did not find expected '-' indicator",
                  id="a YAML syntax error"),
 ]
 

@@ -56,6 +56,11 @@ def parse(data: bytes) -> dict[str, Any]:
             if args_type is None or args is None:
                 continue
             where = f"decoding .profiles[{i}].pluginConfig[{j}]: "
+            kind = args.get("kind") if isinstance(args, dict) else None
+            if kind and kind != args_type.go_name:
+                group = str(args.get("apiVersion") or "").rpartition("/")[0]
+                raise ConfigError(f"{where}args for plugin {entry['name']} were not of type "
+                                  f"{args_type.go_name}.{GROUP}, got {kind}.{group}")
             inner = _Walk()
             inner.value(args, args_type, "", args_type.go_name, "")
             if inner.type_errors:

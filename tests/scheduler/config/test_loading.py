@@ -417,6 +417,19 @@ BAD = [
         """
         profiles:
         - pluginConfig:
+          - name: DefaultPreemption
+            args:
+              apiVersion: kubescheduler.config.k8s.io/v1
+              kind: InterPodAffinityArgs
+              hardPodAffinityWeight: 2
+        """,
+        'decoding .profiles[0].pluginConfig[0]: args for plugin DefaultPreemption were not of type '
+        'DefaultPreemptionArgs.kubescheduler.config.k8s.io, got InterPodAffinityArgs.kubescheduler.config.k8s.io',
+        id="args of another plugin's kind"),
+    pytest.param(
+        """
+        profiles:
+        - pluginConfig:
           - name: InterPodAffinity
             args:
               hardPodAffinityWeight: 101

@@ -25,12 +25,14 @@ POINTS_OF: dict[str, tuple[str, ...]] = {
     names.NODE_RESOURCES_FIT: ("preFilter", "filter", "preScore", "score"),
     names.VOLUME_RESTRICTIONS: ("preFilter", "filter"),
     names.NODE_VOLUME_LIMITS: ("preFilter", "filter"),
-    names.VOLUME_BINDING: ("preFilter", "filter", "reserve", "preBind", "preScore", "score"),
+    # Upstream's also scores, for StorageCapacityScoring (alpha, off); haru's does not.
+    names.VOLUME_BINDING: ("preFilter", "filter", "reserve", "preBind"),
     names.VOLUME_ZONE: ("preFilter", "filter"),
     names.POD_TOPOLOGY_SPREAD: ("preFilter", "filter", "preScore", "score"),
     names.INTER_POD_AFFINITY: ("preFilter", "filter", "preScore", "score"),
     names.DYNAMIC_RESOURCES: ("preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"),
-    names.DEFAULT_PREEMPTION: ("postFilter",),
+    # PreEnqueue holds a pod while its own async preemption is still deleting victims.
+    names.DEFAULT_PREEMPTION: ("preEnqueue", "postFilter"),
     names.NODE_RESOURCES_BALANCED_ALLOCATION: ("preScore", "score"),
     names.IMAGE_LOCALITY: ("score",),
     names.DEFAULT_BINDER: ("bind",),

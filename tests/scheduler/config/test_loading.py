@@ -50,7 +50,7 @@ def test_a_plugin_this_build_lacks_is_not_in_the_default_and_unknown_to_files(
     assert str(caught.value).endswith('FilterPlugin "VolumeZone" does not exist')
 
 
-DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("VolumeBinding", 1),
+DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
 
@@ -64,7 +64,7 @@ def test_no_file_is_the_136_default_profile() -> None:
     assert points(cfg, "queueSort") == [("PrioritySort", 0)]
     assert points(cfg, "bind") == [("DefaultBinder", 0)]
     assert points(cfg, "postFilter") == [("DynamicResources", 0), ("DefaultPreemption", 0)]
-    assert points(cfg, "preEnqueue") == [("SchedulingGates", 0), ("DynamicResources", 0)]
+    assert points(cfg, "preEnqueue") == [("SchedulingGates", 0), ("DynamicResources", 0), ("DefaultPreemption", 0)]
     assert [n for n, _ in points(cfg, "filter")] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",

@@ -49,7 +49,7 @@ class Sizes:
 
 FULL = Sizes(basic=(5_000, 1_000, 10_000), claims=(500, 10, 2_500, 2_500), steady=(500, 10, 10, 10.0),
              preemption=(5_000, 20_000, 5_000, 0.2), limit=600, clients=32)
-QUICK = Sizes(basic=(50, 20, 1_500), claims=(20, 10, 50, 150), steady=(20, 10, 5, 4.0),
+QUICK = Sizes(basic=(50, 20, 1_500), claims=(60, 10, 100, 500), steady=(20, 10, 5, 4.0),
               preemption=(300, 1_200, 1_000, 0.2), limit=90, clients=8)
 
 

@@ -5,7 +5,10 @@ plugin answer and `attempt_done` when the attempt ends. The answers are folded i
 simulator's annotations (`kube-scheduler-simulator.sigs.k8s.io/filter-result` and friends: JSON
 maps of node -> plugin -> "passed" / reason / score, or plugin -> "success" / reason), and the
 attempt's set is appended to `result-history`. One merge PATCH per attempt goes out through the
-RestClient in the background; `close()` waits for the ones still in flight.
+RestClient in the background; `close()` waits for the ones still in flight. Besides a bare
+Status, `observe` takes PreFilter's `(PreFilterResult, Status)`, PostFilter's
+`(PostFilterResult, Status)` (or the nominated node as `node`) and Permit's `(Status, timeout)`,
+so the prefilter-result, postfilter-result and permit-result-timeout maps can be filled.
 """
 
 from __future__ import annotations

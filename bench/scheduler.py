@@ -167,6 +167,7 @@ async def wait_bound(ctx: Cluster, tally: Scheduled, count: int, what: str) -> f
 
 async def create_nodes(ctx: Cluster, prefix: str, count: int, devices: int = 0) -> list[str]:
     names = [f"{prefix}{i}" for i in range(count)]
+    progress(f"{ctx.name}: creating {count:,} Nodes" + (" and their ResourceSlices" if devices else ""))
     created = await objs.create_all(ctx.session, ctx.url, [objs.node(n) for n in names], ctx.sizes.clients)
     patched = await objs.ensure_node_status(ctx.session, ctx.url, names, ctx.sizes.clients)
     ctx.notes.append(created.describe("Nodes") + (f"; status PATCHed on {patched:,}" if patched else ""))
@@ -182,6 +183,7 @@ async def create_nodes(ctx: Cluster, prefix: str, count: int, devices: int = 0) 
 async def init_pods(ctx: Cluster, namespace: str, bodies: list[dict[str, Any]]) -> None:
     tally = Scheduled(ctx.url, namespace)
     await tally.start(ctx.session)
+    progress(f"{ctx.name}: creating {len(bodies):,} init pods in {namespace} and waiting until all are bound")
     try:
         created = await objs.create_all(ctx.session, ctx.url, bodies, ctx.sizes.clients)
         seconds = await wait_bound(ctx, tally, len(bodies) - created.failed, f"init pods in {namespace}")
@@ -203,6 +205,7 @@ async def measure(ctx: Cluster, namespace: str, create: Callable[[Scheduled], Aw
     """Run `create` (it returns how many bound pods end the phase) under the collector and the meter."""
     tally = Scheduled(ctx.url, namespace, on_bound)
     await tally.start(ctx.session)
+    progress(f"{ctx.name}: measured phase in {namespace}")
     collector = Collector(lambda: len(tally.ever))
     meter = Meter(ctx.processes())
     begun = meter.begin(f"{ctx.name}: measured pods")

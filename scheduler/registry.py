@@ -11,8 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler.framework.interfaces import Features, Handle
+from scheduler.plugins import inter_pod_affinity, names, pod_topology_spread, volume_binding
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
 
 REGISTRY: dict[str, Factory] = {
+    names.POD_TOPOLOGY_SPREAD: pod_topology_spread.new,
+    names.INTER_POD_AFFINITY: inter_pod_affinity.new,
+    names.VOLUME_BINDING: volume_binding.new,
 }

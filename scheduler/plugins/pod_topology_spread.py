@@ -22,7 +22,7 @@ from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Features, Handle, NodeScore
 from scheduler.framework.node_info import NodeInfo, PodInfo
 from scheduler.framework.status import Status
-from scheduler.plugins import names, selectors, tolerations
+from scheduler.plugins import names, selectors
 from scheduler.plugins.selectors import Requirement, Selector
 
 Obj = dict[str, Any]
@@ -64,9 +64,31 @@ class Constraint:
             return False
         if self.node_taints_policy == "Honor":
             taints = (node.get("spec") or {}).get("taints")
-            if tolerations.untolerated_taint(taints, (pod.get("spec") or {}).get("tolerations")) is not None:
+            if _untolerated_taint(taints, (pod.get("spec") or {}).get("tolerations")) is not None:
                 return False
         return True
+
+
+def _tolerates(toleration: Obj, taint: Obj) -> bool:
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True  # an empty key with Exists tolerates every taint
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+def _untolerated_taint(taints: list[Obj] | None, tolerations: list[Obj] | None) -> Obj | None:
+    """The first NoSchedule/NoExecute taint no toleration covers (FindMatchingUntoleratedTaint)."""
+    for taint in taints or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+                _tolerates(t, taint) for t in tolerations or []):
+            return taint
+    return None
 
 
 def _labels(obj: Obj | None) -> dict[str, str]:

@@ -185,29 +185,38 @@ class PodTopologySpread:
     # --- constraints of a pod
 
     def _default_selector(self, pod: Obj) -> Selector:
-        """helper.DefaultSelector: the requirements of every workload object that selects the pod."""
+        """helper.DefaultSelector: the selectors of the Services selecting the pod, plus its
+        controller's (ReplicationController, ReplicaSet or StatefulSet) selector."""
         meta = pod.get("metadata") or {}
         namespace, labels = meta.get("namespace", ""), meta.get("labels") or {}
-        requirements: list[Requirement] = []
+        merged: dict[str, str] = {}
         for svc in self.handle.store(resources.SERVICES).list():
-            sel = (svc.get("spec") or {}).get("selector") or {}
-            if (svc.get("metadata") or {}).get("namespace") == namespace and sel and selectors.from_set(sel).matches(labels):
-                requirements.extend(selectors.from_set(sel).requirements)
-        for rc in self.handle.store(resources.REPLICATIONCONTROLLERS).list():
-            sel = (rc.get("spec") or {}).get("selector") or {}
-            if (rc.get("metadata") or {}).get("namespace") == namespace and sel and selectors.from_set(sel).matches(labels):
-                requirements.extend(selectors.from_set(sel).requirements)
-        for resource in (resources.REPLICASETS, resources.STATEFULSETS):
-            for owner in self.handle.store(resource).list():
-                if (owner.get("metadata") or {}).get("namespace") != namespace:
-                    continue
-                try:
-                    sel = selectors.label_selector((owner.get("spec") or {}).get("selector"))
-                except ValueError:
-                    continue
-                if sel.matches(labels) and not sel.empty:
-                    requirements.extend(sel.requirements)
-        return Selector(tuple(requirements))
+            sel = (svc.get("spec") or {}).get("selector")
+            # A Service without a selector selects nothing, not everything.
+            if sel is None or (svc.get("metadata") or {}).get("namespace") != namespace:
+                continue
+            if selectors.from_set(sel).matches(labels):
+                merged.update(sel)
+        selector = selectors.from_set(merged)
+        owner = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+        if owner is None:
+            return selector
+        kinds = {("v1", "ReplicationController"): resources.REPLICATIONCONTROLLERS,
+                 ("apps/v1", "ReplicaSet"): resources.REPLICASETS, ("apps/v1", "StatefulSet"): resources.STATEFULSETS}
+        resource = kinds.get((owner.get("apiVersion", ""), owner.get("kind", "")))
+        if resource is None:
+            return selector
+        found = self.handle.store(resource).get(f"{namespace}/{owner.get('name', '')}")
+        if found is None:
+            return selector
+        spec_selector = (found.get("spec") or {}).get("selector")
+        if resource is resources.REPLICATIONCONTROLLERS:
+            return selectors.from_set({**merged, **(spec_selector or {})})
+        try:
+            other = selectors.label_selector(spec_selector)
+        except ValueError:
+            return selector
+        return selector.adding(*other.requirements)
 
     def _default_constraints(self, pod: Obj, action: str) -> list[Constraint]:
         constraints = compile_constraints(self.default_constraints, _labels(pod), action)

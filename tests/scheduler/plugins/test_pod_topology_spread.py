@@ -211,6 +211,13 @@ def replica_set() -> Obj:
             "spec": {"selector": {"matchLabels": {"app": "web"}}}}
 
 
+def owned(name: str, labels: dict[str, str] | None = None) -> Obj:
+    p = web(name, labels=labels)
+    p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": "rs",
+                                         "controller": True}]
+    return p
+
+
 def test_system_defaults_spread_a_replica_sets_pods() -> None:
     # hostname: ln(3 + 2) = 1.609, maxSkew 3; zone: domains z1 and "" (c has no zone label, which
     # the system defaults tolerate): ln(2 + 2) = 1.386, maxSkew 5.
@@ -218,24 +225,31 @@ def test_system_defaults_spread_a_replica_sets_pods() -> None:
     nodes = [zoned("a", "z1"), zoned("b", "z1"), zoned("c", None)]
     handle = FakeHandle(nodes, [web("1", "a")], stores={resources.REPLICASETS: [replica_set()]})
     plugin = pts.new({}, handle, {})
-    p = web("incoming")
+    p = owned("incoming")
     _, status = plugin.pre_filter(CycleState(), p, handle.snapshot.node_infos)
     assert status is not None and status.code is Code.SKIP  # the defaults are all ScheduleAnyway
     assert scores(plugin, handle, p) == ({"a": 9, "b": 7, "c": 2}, {"a": 22, "b": 44, "c": 100})
 
 
 def test_system_defaults_need_a_workload_selecting_the_pod() -> None:
-    handle = FakeHandle([node("a")], [], stores={resources.REPLICASETS: [replica_set()]})
-    status = pts.new({}, handle, {}).pre_score(CycleState(), web("x", labels={"app": "db"}),
-                                               handle.snapshot.node_infos)
-    assert status is not None and status.code is Code.SKIP
+    handle = FakeHandle([node("a")], [web("1", "a")], stores={resources.REPLICASETS: [replica_set()]})
+    status = pts.new({}, handle, {}).pre_score(CycleState(), web("x"), handle.snapshot.node_infos)
+    assert status is not None and status.code is Code.SKIP  # matching labels but no controller, no Service
+
+
+def test_a_services_selector_is_a_default_selector() -> None:
+    # One node without a zone label, so only hostname counts: ln(1 + 2) * 1 pod + 2 = 3.10 -> 3.
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+               "spec": {"selector": {"app": "web"}}}
+    handle = FakeHandle([node("a")], [web("1", "a")], stores={resources.SERVICES: [service]})
+    assert scores(pts.new({}, handle, {}), handle, web("x"))[0] == {"a": 3}
 
 
 def test_list_defaulting_uses_the_configured_constraints() -> None:
     args = {"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}]}
     handle = FakeHandle(FOUR_NODES, [web("1", "a")], stores={resources.REPLICASETS: [replica_set()]})
-    got = verdicts(pts.new(args, handle, {}), handle, web("incoming"))
+    got = verdicts(pts.new(args, handle, {}), handle, owned("incoming"))
     assert got == {"a": UNSCHED, "b": UNSCHED, "c": None, "d": None}
 
 

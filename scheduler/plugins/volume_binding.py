@@ -207,10 +207,11 @@ class VolumeBinding:
         unbound_ok = True
         if s.claims_to_bind:
             unbound_ok = self._find_volumes(s.claims_to_bind, node_obj, volumes)
-        if not unbound_ok:
-            reasons.append(ERR_BIND_CONFLICT)
+        # Upstream's order: node conflict, bind conflict, (not enough space), PV not found.
         if not bound_ok:
             reasons.append(ERR_NODE_CONFLICT)
+        if not unbound_ok:
+            reasons.append(ERR_BIND_CONFLICT)
         if not pvs_found:
             reasons.append(ERR_PV_NOT_EXIST)
         if reasons:

@@ -142,7 +142,7 @@ FILTER_CASES = [
                  id="Two claims cannot share one PV"),
     pytest.param([pvc("old", volume="pv-z2"), pvc("new")], [pv("pv-z2", zone="z2", claim="old"), pv("local-a", on="a")],
                  claiming("old", "new"),
-                 {"a": (UNRESOLVABLE, vb.ERR_NODE_CONFLICT), "b": (UNRESOLVABLE, f"{vb.ERR_BIND_CONFLICT}, {vb.ERR_NODE_CONFLICT}"),
+                 {"a": (UNRESOLVABLE, vb.ERR_NODE_CONFLICT), "b": (UNRESOLVABLE, f"{vb.ERR_NODE_CONFLICT}, {vb.ERR_BIND_CONFLICT}"),
                   "c": (UNRESOLVABLE, vb.ERR_BIND_CONFLICT)},
                  id="Bound and unbound claims report both reasons in upstream's order"),
 ]

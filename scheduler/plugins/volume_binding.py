@@ -22,7 +22,7 @@ from typing import Any
 from client import resources
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
-from scheduler.framework.interfaces import Features, Handle
+from scheduler.framework.interfaces import Features, Handle, PreFilterResult
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.resources import parse_quantity
 from scheduler.framework.status import Status
@@ -156,7 +156,8 @@ class VolumeBinding:
         sc = self.handle.store(resources.STORAGECLASSES).get(name)
         return bool(sc) and sc.get("volumeBindingMode") == "WaitForFirstConsumer"
 
-    def pre_filter(self, state: CycleState, pod: Obj, nodes: Sequence[NodeInfo]) -> tuple[None, Status | None]:
+    def pre_filter(self, state: CycleState, pod: Obj,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         claims = self._claim_names(pod)
         if not claims:
             return None, Status.skip()
@@ -184,7 +185,17 @@ class VolumeBinding:
         # Smallest claims first, so a small claim does not take the PV a larger one needs.
         to_bind.sort(key=lambda c: _storage(((c.get("spec") or {}).get("resources") or {}).get("requests")))
         state.write(_STATE_KEY, State(bound, to_bind))
-        return None, None
+        return self._eligible_nodes(bound), None
+
+    def _eligible_nodes(self, bound: list[Obj]) -> PreFilterResult | None:
+        """Bound local PVs pin the pod to the hosts their node affinity names (GetEligibleNodes)."""
+        eligible: set[str] | None = None
+        for pvc in bound:
+            pv = self.pvs.get((pvc.get("spec") or {}).get("volumeName", ""))
+            hosts = _local_volume_hosts(pv) if pv is not None else None
+            if hosts is not None:
+                eligible = hosts if eligible is None else eligible & hosts
+        return None if eligible is None else PreFilterResult(eligible)
 
     # --- Filter
 
@@ -350,6 +361,22 @@ class VolumeBinding:
         # Only allowedTopologies can change on an existing class (the rest is immutable).
         changed = (old or {}).get("allowedTopologies") != (new or {}).get("allowedTopologies")
         return QueueingHint.QUEUE if changed else QueueingHint.SKIP
+
+
+def _local_volume_hosts(pv: Obj) -> set[str] | None:
+    """GetLocalPersistentVolumeNodeNames: the union over terms of each term's hostname In values."""
+    required = (((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required"))
+    if required is None:
+        return None
+    out: set[str] = set()
+    for term in required.get("nodeSelectorTerms") or []:
+        hosts: set[str] | None = None
+        for expr in term.get("matchExpressions") or []:
+            if expr.get("key") == "kubernetes.io/hostname" and expr.get("operator") == "In":
+                values = set(expr.get("values") or [])
+                hosts = values if hosts is None else hosts & values
+        out |= hosts or set()
+    return out or None
 
 
 def _pv_fits_node(pv: Obj, node: Obj) -> bool:

@@ -153,6 +153,21 @@ def test_filter(pvcs: list[Obj], pvs: list[Obj], p: Obj, want: dict[str, Any]) -
     assert run_filter(handle_with(pvcs, pvs), p) == want
 
 
+@pytest.mark.parametrize("pvs,want", [
+    pytest.param([pv("local", on="b")], {"b"}, id="A bound local PV narrows the candidates to its host"),
+    pytest.param([pv("zonal", zone="z1")], None, id="A PV pinned by zone leaves the candidates alone"),
+])
+def test_pre_filter_result_from_bound_local_volumes(pvs: list[Obj], want: set[str] | None) -> None:
+    handle = handle_with([pvc("data", volume=_meta_name(pvs[0]))], pvs)
+    result, status = vb.new({}, handle, {}).pre_filter(CycleState(), claiming("data"), handle.snapshot.node_infos)
+    assert status is None
+    assert (result.node_names if result else None) == want
+
+
+def _meta_name(obj: Obj) -> str:
+    return obj["metadata"]["name"]
+
+
 def test_filter_picks_the_smallest_pv_that_fits() -> None:
     handle = handle_with([pvc("data")], [pv("big", "20Gi", on="a"), pv("small", "5Gi", on="a"), pv("fit", "9Gi", on="a")])
     plugin = vb.new({}, handle, {})

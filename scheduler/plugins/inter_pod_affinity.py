@@ -171,6 +171,7 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = weight
         self.ignore_preferred_terms_of_existing_pods = bool(merged["ignorePreferredTermsOfExistingPods"])
         self.handle = handle
+        handle.store(resources.NAMESPACES)  # started and synced with the scheduler's informers
 
     # --- namespaces
 

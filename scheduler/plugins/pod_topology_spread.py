@@ -44,6 +44,8 @@ SYSTEM_DEFAULT_CONSTRAINTS: list[Obj] = [
 DEFAULT_ARGS: Obj = {"defaultConstraints": [], "defaultingType": "System"}
 
 _PRE_FILTER_KEY = "PreFilter" + NAME
+_DEFAULT_SELECTOR_SOURCES = (resources.SERVICES, resources.REPLICATIONCONTROLLERS, resources.REPLICASETS,
+                             resources.STATEFULSETS)
 _PRE_SCORE_KEY = "PreScore" + NAME
 
 
@@ -181,6 +183,11 @@ class PodTopologySpread:
             if c.get("labelSelector") is not None:
                 raise ValueError("defaultConstraints[*].labelSelector: Forbidden: constraint must not define a selector, "
                                  "as they deduced for each pod")
+        if self.default_constraints:
+            # Ask for the stores now, so the scheduler starts (and syncs) their informers before
+            # the first cycle, as upstream's New sets its listers.
+            for resource in _DEFAULT_SELECTOR_SOURCES:
+                handle.store(resource)
 
     # --- constraints of a pod
 

@@ -98,6 +98,7 @@ class _Overlay:
 
     def __init__(self, handle: Handle, resource: Any) -> None:
         self.handle, self.resource = handle, resource
+        handle.store(resource)
         self.assumed: dict[str, tuple[str, Obj]] = {}  # key -> (resourceVersion it was based on, object)
 
     def get(self, key: str) -> Obj | None:
@@ -136,6 +137,7 @@ class VolumeBinding:
         self.handle = handle
         self.pvs = _Overlay(handle, resources.PERSISTENTVOLUMES)
         self.pvcs = _Overlay(handle, resources.PERSISTENTVOLUMECLAIMS)
+        handle.store(resources.STORAGECLASSES)  # started and synced with the scheduler's informers
 
     # --- the pod's claims
 

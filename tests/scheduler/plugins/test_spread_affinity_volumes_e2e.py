@@ -1,7 +1,8 @@
 """End to end under `haru up`, with the real kubectl: six pods of one app (made by hand, as a
 Deployment would make them) with a hard topology spread constraint over the nodes' rack label end
-up three per rack, and a pod whose required anti-affinity every node violates stays Pending with
-upstream's FailedScheduling message and PodScheduled condition."""
+up three per rack; a pod whose required anti-affinity every node violates stays Pending with
+upstream's FailedScheduling message and PodScheduled condition; a WaitForFirstConsumer claim binds
+to the local PV of the node its pod lands on, and a pod with a missing claim gets the real message."""
 
 from __future__ import annotations
 
@@ -97,9 +98,10 @@ def test_spread_then_an_anti_affine_pod_that_cannot_fit(haru: Cluster) -> None:
     haru.kubectl("apply", "-f", "-", input=LONER)
 
     def failed_scheduling() -> str:
-        out = haru.kubectl("get", "events", "--field-selector",
-                           "reason=FailedScheduling,involvedObject.name=loner", "-o", "json").stdout
-        return " ".join(e.get("message") or e.get("note") or "" for e in json.loads(out)["items"])
+        # The scheduler records events.k8s.io/v1 Events, as kube-scheduler does.
+        out = haru.kubectl("get", "events.events.k8s.io", "--field-selector",
+                           "reason=FailedScheduling,regarding.name=loner", "-o", "json").stdout
+        return " ".join(e.get("note") or "" for e in json.loads(out)["items"])
 
     message = until(failed_scheduling)
     assert message.startswith(f"0/{len(nodes)} nodes are available: {len(nodes)} node(s) didn't match pod "
@@ -109,3 +111,75 @@ def test_spread_then_an_anti_affine_pod_that_cannot_fit(haru: Cluster) -> None:
     scheduled = [c for c in loner["status"].get("conditions") or [] if c["type"] == "PodScheduled"]
     assert scheduled and scheduled[0]["status"] == "False" and scheduled[0]["reason"] == "Unschedulable", scheduled
     assert scheduled[0]["message"].startswith(f"0/{len(nodes)} nodes are available"), scheduled
+
+
+LOCAL_VOLUME = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {{name: local}}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {{name: local-{node}}}
+spec:
+  capacity: {{storage: 10Gi}}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {{path: /mnt/disk}}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {{key: kubernetes.io/hostname, operator: In, values: [{node}]}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {{name: data}}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  resources: {{requests: {{storage: 5Gi}}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: db}}
+spec:
+  volumes: [{{name: data, persistentVolumeClaim: {{claimName: data}}}}]
+  containers: [{{name: app, image: busybox, command: ["sleep", "3600"]}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: orphan}}
+spec:
+  volumes: [{{name: data, persistentVolumeClaim: {{claimName: missing}}}}]
+  containers: [{{name: app, image: busybox, command: ["sleep", "3600"]}}]
+"""
+
+
+def test_a_wait_for_first_consumer_claim_binds_to_the_local_pv_of_the_chosen_node(haru: Cluster) -> None:
+    nodes = until(lambda: get_json(haru, "nodes")["items"])
+    target = nodes[-1]["metadata"]["name"]
+    haru.kubectl("apply", "-f", "-", input=LOCAL_VOLUME.format(node=target))
+
+    def running() -> str:
+        got = get_json(haru, "pod", "db")
+        return got["spec"].get("nodeName", "") if got["status"].get("phase") == "Running" else ""
+
+    assert until(running) == target
+    claim = get_json(haru, "pvc", "data")
+    assert claim["spec"]["volumeName"] == f"local-{target}"
+    assert claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] == "yes"
+    assert claim["status"]["phase"] == "Bound"
+    volume = get_json(haru, "pv", f"local-{target}")
+    assert (volume["spec"]["claimRef"]["name"], volume["spec"]["claimRef"]["uid"]) == ("data", claim["metadata"]["uid"])
+    assert volume["status"]["phase"] == "Bound"
+
+    def failed_scheduling() -> str:
+        out = haru.kubectl("get", "events.events.k8s.io", "--field-selector",
+                           "reason=FailedScheduling,regarding.name=orphan", "-o", "json").stdout
+        return " ".join(e.get("note") or "" for e in json.loads(out)["items"])
+
+    message = until(failed_scheduling)
+    assert message.startswith(f'0/{len(nodes)} nodes are available: persistentvolumeclaim "missing" not found.'), message

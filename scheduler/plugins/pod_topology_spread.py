@@ -172,17 +172,11 @@ class PodTopologySpread:
 
     def __init__(self, args: Obj, handle: Handle, features: Features) -> None:
         self.handle = handle
-        merged = {**DEFAULT_ARGS, **(args or {})}
-        defaulting = merged.get("defaultingType") or "System"
-        if defaulting not in ("System", "List"):
-            raise ValueError(f'defaultingType: Unsupported value: "{defaulting}": supported values: "List", "System"')
-        self.system_defaulted = defaulting == "System"
+        merged = defaulted_args(args)
+        validate_args(merged)
+        self.system_defaulted = merged["defaultingType"] == "System"
         self.default_constraints: list[Obj] = (
-            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(merged.get("defaultConstraints") or []))
-        for c in self.default_constraints:
-            if c.get("labelSelector") is not None:
-                raise ValueError("defaultConstraints[*].labelSelector: Forbidden: constraint must not define a selector, "
-                                 "as they deduced for each pod")
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(merged["defaultConstraints"]))
         if self.default_constraints:
             # Ask for the stores now, so the scheduler starts (and syncs) their informers before
             # the first cycle, as upstream's New sets its listers.
@@ -441,6 +435,42 @@ class PodTopologySpread:
         if new is not None:
             return QueueingHint.QUEUE if new_ok else QueueingHint.SKIP
         return QueueingHint.QUEUE if old_ok else QueueingHint.SKIP
+
+
+def defaulted_args(args: Obj | None) -> Obj:
+    """v1's SetDefaults_PodTopologySpreadArgs: List when constraints are given, else System."""
+    out = dict(args or {})
+    out.setdefault("defaultConstraints", [])
+    if not out.get("defaultingType"):
+        out["defaultingType"] = "List" if out["defaultConstraints"] else "System"
+    return out
+
+
+def validate_args(args: Obj) -> None:
+    """ValidatePodTopologySpreadArgs; the first problem raises with upstream's field path and text."""
+    defaulting = args["defaultingType"]
+    if defaulting not in ("System", "List"):
+        raise ValueError(f'defaultingType: Unsupported value: "{defaulting}": supported values: "List", "System"')
+    constraints = args["defaultConstraints"] or []
+    if defaulting == "System" and constraints:
+        raise ValueError('defaultConstraints: Invalid value: when .defaultingType is "System"')
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(constraints):
+        path = f"defaultConstraints[{i}]"
+        if int(c.get("maxSkew") or 0) <= 0:
+            raise ValueError(f"{path}.maxSkew: Invalid value: {c.get('maxSkew') or 0}: must be greater than zero")
+        if not c.get("topologyKey"):
+            raise ValueError(f"{path}.topologyKey: Required value: can not be empty")
+        when = c.get("whenUnsatisfiable") or ""
+        if when not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
+            raise ValueError(f'{path}.whenUnsatisfiable: Unsupported value: "{when}": supported values: '
+                             f'"DoNotSchedule", "ScheduleAnyway"')
+        if (c["topologyKey"], when) in seen:
+            raise ValueError(f'{path}: Duplicate value: "{{{c["topologyKey"]}, {when}}}"')
+        seen.add((c["topologyKey"], when))
+        if c.get("labelSelector") is not None:
+            raise ValueError(f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
+                             f"as they deduced for each pod")
 
 
 def _round_half_away(x: float) -> int:

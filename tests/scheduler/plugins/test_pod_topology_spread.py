@@ -255,8 +255,19 @@ def test_list_defaulting_uses_the_configured_constraints() -> None:
 
 @pytest.mark.parametrize("args,message", [
     pytest.param({"defaultingType": "Sometimes"}, 'Unsupported value: "Sometimes"', id="An unknown defaultingType is refused"),
-    pytest.param({"defaultingType": "List", "defaultConstraints": [spread()]}, "must not define a selector",
+    pytest.param({"defaultingType": "List", "defaultConstraints": [spread()]},
+                 r"defaultConstraints\[0\].labelSelector: Forbidden: constraint must not define a selector",
                  id="A default constraint with its own selector is refused"),
+    pytest.param({"defaultingType": "System", "defaultConstraints": [spread(selector={})]},
+                 'when .defaultingType is "System"', id="System defaulting refuses listed constraints"),
+    pytest.param({"defaultConstraints": [{"maxSkew": 0, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]},
+                 r"defaultConstraints\[0\].maxSkew: Invalid value: 0: must be greater than zero",
+                 id="maxSkew must be positive"),
+    pytest.param({"defaultConstraints": [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "Maybe"}]},
+                 r'whenUnsatisfiable: Unsupported value: "Maybe"', id="whenUnsatisfiable must be one of the two"),
+    pytest.param({"defaultConstraints": [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"},
+                                         {"maxSkew": 2, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]},
+                 r"defaultConstraints\[1\]: Duplicate value", id="A key and action pair may appear once"),
 ])
 def test_bad_args(args: Obj, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -265,6 +276,9 @@ def test_bad_args(args: Obj, message: str) -> None:
 
 def test_default_args_are_upstreams() -> None:
     assert pts.DEFAULT_ARGS == {"defaultConstraints": [], "defaultingType": "System"}
+    assert pts.defaulted_args(None) == pts.DEFAULT_ARGS
+    listed = [{"maxSkew": 1, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule"}]
+    assert pts.defaulted_args({"defaultConstraints": listed}) == {"defaultConstraints": listed, "defaultingType": "List"}
 
 
 def assigned(name: str, labels: dict[str, str], namespace: str = "default") -> Obj:

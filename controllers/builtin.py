@@ -1,6 +1,7 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
-`controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts),
+`controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
+the ResourceClaim controller, device-taint eviction),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -12,13 +13,15 @@ import asyncio
 from typing import Any
 
 from client.rest import RestClient
+from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.reconciling import Controller
+from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 
-NAMES = ("namespace", "garbage-collector", "serviceaccount")
+NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -31,6 +34,10 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(GarbageCollector(client, **settings.get("garbage-collector", {})))
     if "serviceaccount" in only:
         built.append(ServiceAccountsController(client, **settings.get("serviceaccount", {})))
+    if "resource-claim" in only:
+        built.append(ResourceClaimController(client, **settings.get("resource-claim", {})))
+    if "device-taint-eviction" in only:
+        built.append(DeviceTaintEvictionController(client, **settings.get("device-taint-eviction", {})))
     return built
 
 

@@ -3,7 +3,7 @@ tasks on the same loop, and the real kubectl pointed at it.
 
 `cluster` starts `apiserver.runner` (plain HTTP, no auth) in a temp dir and the controllers a
 test module names in `CONTROLLERS` (default: all) with short rechecks, once per module (the
-module's tests run on one loop and use distinct object names), and stops both afterwards. kubectl runs as an asyncio subprocess
+module's tests run on one loop and use distinct object names; `FEATURE_GATES` turns server gates on), and stops both afterwards. kubectl runs as an asyncio subprocess
 so the controllers keep running while it waits (`kubectl delete namespace` waits for the deletion).
 """
 
@@ -25,7 +25,8 @@ from controllers import builtin
 from controllers.manager import Manager
 from tests import realclients
 
-FAST = {"namespace": {"min_recheck": 0.05, "max_recheck": 0.3}, "garbage-collector": {"rediscover_every": 2.0}}
+FAST = {"namespace": {"min_recheck": 0.05, "max_recheck": 0.3}, "garbage-collector": {"rediscover_every": 2.0},
+        "device-taint-eviction": {"rule_status_period": 0.5}}
 
 
 @dataclass
@@ -54,8 +55,8 @@ def _kubeconfig(url: str) -> str:
             f"current-context: t\n")
 
 
-async def start_cluster(tmp_path: Path, only: tuple[str, ...]) -> tuple[runner.Running, Cluster]:
-    running = await runner.start(str(tmp_path / "data"), port=0)
+async def start_cluster(tmp_path: Path, only: tuple[str, ...], feature_gates: str = "") -> tuple[runner.Running, Cluster]:
+    running = await runner.start(str(tmp_path / "data"), port=0, feature_gates=feature_gates)
     home = tmp_path / "home"
     home.mkdir()
     (home / "kubeconfig").write_text(_kubeconfig(running.url))
@@ -74,7 +75,8 @@ async def stop_cluster(running: runner.Running, cluster: Cluster) -> None:
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
     only = getattr(request.module, "CONTROLLERS", builtin.NAMES)
-    running, started = await start_cluster(tmp_path_factory.mktemp("cluster"), only)
+    gates = getattr(request.module, "FEATURE_GATES", "")
+    running, started = await start_cluster(tmp_path_factory.mktemp("cluster"), only, gates)
     try:
         yield started
     finally:

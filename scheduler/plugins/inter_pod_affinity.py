@@ -352,20 +352,19 @@ class InterPodAffinity:
         terms.required_affinity = self._merge_namespaces(terms.required_affinity)
         terms.required_anti_affinity = self._merge_namespaces(terms.required_anti_affinity)
         if old is not None and new is not None:
-            # A label change matters if it makes the pod match the incoming pod's affinity, or stop
-            # matching its anti-affinity.
+            # A label change matters if it makes the pod match all the incoming pod's affinity
+            # terms (one pod must satisfy all of them), or stop matching an anti-affinity term.
             if _labels(old) == _labels(new):
                 return QueueingHint.SKIP
-            for t in terms.required_affinity:
-                if t.matches(new, None) and not t.matches(old, None):
-                    return QueueingHint.QUEUE
+            if not matches_all(terms.required_affinity, old) and matches_all(terms.required_affinity, new):
+                return QueueingHint.QUEUE
             for t in terms.required_anti_affinity:
                 if t.matches(old, None) and not t.matches(new, None):
                     return QueueingHint.QUEUE
             return QueueingHint.SKIP
         if new is not None:
             # An added pod can satisfy the incoming pod's required affinity.
-            return QueueingHint.QUEUE if any(t.matches(new, None) for t in terms.required_affinity) else QueueingHint.SKIP
+            return QueueingHint.QUEUE if matches_all(terms.required_affinity, new) else QueueingHint.SKIP
         deleted = old or {}
         if any(t.matches(deleted, None) for t in terms.required_anti_affinity):
             return QueueingHint.QUEUE
@@ -376,14 +375,11 @@ class InterPodAffinity:
         return QueueingHint.SKIP
 
     def _after_node_change(self, pod: Obj, old: Obj | None, new: Obj | None) -> QueueingHint:
+        # A node added or relabelled matters when it carries a topology key of the pod's terms.
         terms = pod_terms(pod)
+        labels = _labels(new if new is not None else old)
         keys = {t.topology_key for t in [*terms.required_affinity, *terms.required_anti_affinity]}
-        new_labels = _labels(new)
-        if old is None:
-            return QueueingHint.QUEUE if any(k in new_labels for k in keys) or not keys else QueueingHint.SKIP
-        old_labels = _labels(old)
-        # Any label may be the key of an existing pod's anti-affinity; only unchanged labels are safe.
-        return QueueingHint.SKIP if old_labels == new_labels else QueueingHint.QUEUE
+        return QueueingHint.QUEUE if any(k in labels for k in keys) else QueueingHint.SKIP
 
 
 def _labels(obj: Obj | None) -> dict[str, str]:

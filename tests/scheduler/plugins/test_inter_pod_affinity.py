@@ -254,3 +254,20 @@ def test_pod_hint(old: Obj | None, new: Obj | None, want: QueueingHint) -> None:
     plugin = ipa.new({}, FakeHandle(), {})
     p = with_affinity("in", {"app": "in"}, affinity=[term({"app": "db"})], anti=[term({"app": "web"}, HOST)])
     assert plugin.events_to_register()[0].hint(p, old, new) is want
+
+
+def bare(name: str) -> Obj:
+    n = node(name, labels={"x": "y"})
+    del n["metadata"]["labels"][HOST]
+    return n
+
+
+@pytest.mark.parametrize("old,new,want", [
+    pytest.param(None, zoned("n", "z1"), QueueingHint.QUEUE, id="A node with an affinity term's topology key queues"),
+    pytest.param(bare("n"), node("n"), QueueingHint.QUEUE, id="A node gaining an anti-affinity term's key queues"),
+    pytest.param(None, bare("n"), QueueingHint.SKIP, id="A node without any of the keys skips"),
+])
+def test_node_hint(old: Obj | None, new: Obj | None, want: QueueingHint) -> None:
+    plugin = ipa.new({}, FakeHandle(), {})
+    p = with_affinity("in", {"app": "in"}, affinity=[term({"app": "db"})], anti=[term({"app": "web"}, HOST)])
+    assert plugin.events_to_register()[1].hint(p, old, new) is want

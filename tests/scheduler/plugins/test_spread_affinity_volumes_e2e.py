@@ -19,6 +19,8 @@ from tests.conftest import Cluster
 pytestmark = pytest.mark.slow
 
 RACK = "topology.kubernetes.io/rack"
+DEFAULT_NODES = 4
+Obj = dict[str, Any]
 REPLICAS = 6
 
 SPREAD_POD = """
@@ -74,10 +76,18 @@ def get_json(haru: Cluster, *args: str) -> Any:
     return json.loads(haru.kubectl("get", *args, "-o", "json").stdout)
 
 
+def ready_nodes(haru: Cluster) -> list[Obj]:
+    """The nodes once all of haru up's default shape (4 nodes in 2 racks) are Ready."""
+    def ready() -> list[Obj]:
+        nodes = [n for n in get_json(haru, "nodes")["items"]
+                 if any(c["type"] == "Ready" and c["status"] == "True" for c in (n.get("status") or {}).get("conditions") or [])]
+        return nodes if len(nodes) == DEFAULT_NODES else []
+    return until(ready)
+
+
 def test_spread_then_an_anti_affine_pod_that_cannot_fit(haru: Cluster) -> None:
-    nodes = until(lambda: [n for n in get_json(haru, "nodes")["items"]
-                           if any(c["type"] == "Ready" and c["status"] == "True"
-                                  for c in (n.get("status") or {}).get("conditions") or [])])
+    nodes = ready_nodes(haru)
+    assert nodes, get_json(haru, "nodes")
     racks = {n["metadata"]["name"]: n["metadata"]["labels"][RACK] for n in nodes}
     assert len(set(racks.values())) == 2, racks
 
@@ -159,7 +169,8 @@ spec:
 
 
 def test_a_wait_for_first_consumer_claim_binds_to_the_local_pv_of_the_chosen_node(haru: Cluster) -> None:
-    nodes = until(lambda: get_json(haru, "nodes")["items"])
+    nodes = ready_nodes(haru)
+    assert nodes, get_json(haru, "nodes")
     target = nodes[-1]["metadata"]["name"]
     haru.kubectl("apply", "-f", "-", input=LOCAL_VOLUME.format(node=target))
 

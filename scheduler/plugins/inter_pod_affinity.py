@@ -21,8 +21,8 @@ from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Features, Handle, NodeScore
 from scheduler.framework.node_info import NodeInfo, PodInfo
 from scheduler.framework.status import Status
-from scheduler.plugins import names, selectors
-from scheduler.plugins.selectors import Requirement, Selector
+from scheduler.plugins import label_selectors, names
+from scheduler.plugins.label_selectors import Requirement, Selector
 
 Obj = dict[str, Any]
 Pair = tuple[str, str]  # (topology key, value)
@@ -69,14 +69,14 @@ def compile_term(owner: Obj, term: Obj, weight: int = 0) -> Term:
     ns_selector_spec = term.get("namespaceSelector")
     if not namespaces and ns_selector_spec is None:
         namespaces = frozenset([meta.get("namespace", "")])
-    selector = selectors.label_selector(term.get("labelSelector"))
+    selector = label_selectors.label_selector(term.get("labelSelector"))
     extra = [Requirement(k, "In", frozenset([owner_labels[k]])) for k in term.get("matchLabelKeys") or []
              if k in owner_labels]
     extra += [Requirement(k, "NotIn", frozenset([owner_labels[k]])) for k in term.get("mismatchLabelKeys") or []
               if k in owner_labels]
     if extra:
         selector = selector.adding(*extra)
-    return Term(namespaces, selectors.label_selector(ns_selector_spec), selector, term.get("topologyKey", ""), weight)
+    return Term(namespaces, label_selectors.label_selector(ns_selector_spec), selector, term.get("topologyKey", ""), weight)
 
 
 @dataclass
@@ -189,7 +189,7 @@ class InterPodAffinity:
                 continue
             chosen = {_meta(ns).get("name", "") for ns in self.handle.store(resources.NAMESPACES).list()
                       if t.namespace_selector.matches(_meta(ns).get("labels") or {})}
-            out.append(Term(t.namespaces | chosen, selectors.NOTHING, t.selector, t.topology_key, t.weight))
+            out.append(Term(t.namespaces | chosen, label_selectors.NOTHING, t.selector, t.topology_key, t.weight))
         return out
 
     # --- PreFilter and its extensions

@@ -22,8 +22,8 @@ from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from scheduler.framework.interfaces import MAX_NODE_SCORE, Features, Handle, NodeScore
 from scheduler.framework.node_info import NodeInfo, PodInfo
 from scheduler.framework.status import Status
-from scheduler.plugins import names, selectors
-from scheduler.plugins.selectors import Requirement, Selector
+from scheduler.plugins import label_selectors, names, node_selectors, tolerations
+from scheduler.plugins.label_selectors import Requirement, Selector
 
 Obj = dict[str, Any]
 
@@ -60,37 +60,20 @@ class Constraint:
     node_affinity_policy: str = "Honor"
     node_taints_policy: str = "Ignore"
 
-    def includes_node(self, pod: Obj, node: Obj, affinity: selectors.RequiredNodeAffinity) -> bool:
+    def includes_node(self, pod: Obj, node: Obj, affinity: node_selectors.RequiredNodeAffinity) -> bool:
         """nodeAffinityPolicy / nodeTaintsPolicy: does `node` count as a domain member for `pod`?"""
         if self.node_affinity_policy == "Honor" and not affinity.matches(node):
             return False
         if self.node_taints_policy == "Honor":
-            taints = (node.get("spec") or {}).get("taints")
-            if _untolerated_taint(taints, (pod.get("spec") or {}).get("tolerations")) is not None:
+            if tolerations.first_untolerated(tolerations.node_taints(node), tolerations.pod_tolerations(pod),
+                                             _does_not_schedule) is not None:
                 return False
         return True
 
 
-def _tolerates(toleration: Obj, taint: Obj) -> bool:
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True  # an empty key with Exists tolerates every taint
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
-
-
-def _untolerated_taint(taints: list[Obj] | None, tolerations: list[Obj] | None) -> Obj | None:
-    """The first NoSchedule/NoExecute taint no toleration covers (FindMatchingUntoleratedTaint)."""
-    for taint in taints or []:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
-                _tolerates(t, taint) for t in tolerations or []):
-            return taint
-    return None
+def _does_not_schedule(taint: Obj) -> bool:
+    """helper.DoNotScheduleTaintsFilterFunc: the taints that keep pods off a node."""
+    return taint.get("effect") in (tolerations.NO_SCHEDULE, tolerations.NO_EXECUTE)
 
 
 def _labels(obj: Obj | None) -> dict[str, str]:
@@ -119,7 +102,7 @@ def compile_constraints(specs: Sequence[Obj], pod_labels: dict[str, str], action
     for spec in specs:
         if spec.get("whenUnsatisfiable", DO_NOT_SCHEDULE) != action:
             continue
-        selector = selectors.label_selector(spec.get("labelSelector"))
+        selector = label_selectors.label_selector(spec.get("labelSelector"))
         keys = [k for k in spec.get("matchLabelKeys") or [] if k in pod_labels]
         if keys:
             # Upstream merges the pod's values in front of the selector's own requirements; a nil
@@ -196,9 +179,9 @@ class PodTopologySpread:
             # A Service without a selector selects nothing, not everything.
             if sel is None or (svc.get("metadata") or {}).get("namespace") != namespace:
                 continue
-            if selectors.from_set(sel).matches(labels):
+            if label_selectors.from_set(sel).matches(labels):
                 merged.update(sel)
-        selector = selectors.from_set(merged)
+        selector = label_selectors.from_set(merged)
         owner = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
         if owner is None:
             return selector
@@ -212,9 +195,9 @@ class PodTopologySpread:
             return selector
         spec_selector = (found.get("spec") or {}).get("selector")
         if resource is resources.REPLICATIONCONTROLLERS:
-            return selectors.from_set({**merged, **(spec_selector or {})})
+            return label_selectors.from_set({**merged, **(spec_selector or {})})
         try:
-            other = selectors.label_selector(spec_selector)
+            other = label_selectors.label_selector(spec_selector)
         except ValueError:
             return selector
         return selector.adding(*other.requirements)
@@ -245,7 +228,7 @@ class PodTopologySpread:
         if not constraints:
             return None, Status.skip()
         namespace = (pod.get("metadata") or {}).get("namespace", "")
-        affinity = selectors.required_node_affinity(pod)
+        affinity = node_selectors.RequiredNodeAffinity.of(pod)
         counts: list[dict[str, int]] = [{} for _ in constraints]
         for info in nodes:
             node = info.node or {}
@@ -270,7 +253,7 @@ class PodTopologySpread:
         node_labels = node.labels
         if not _has_all_keys(node_labels, s.constraints):
             return None
-        affinity = selectors.required_node_affinity(pod)
+        affinity = node_selectors.RequiredNodeAffinity.of(pod)
         for i, c in enumerate(s.constraints):
             if not c.selector.matches(other_meta.get("labels") or {}):
                 continue
@@ -335,7 +318,7 @@ class PodTopologySpread:
             size = len(nodes) - len(ignored) if c.topology_key == HOSTNAME else len(counts[i])
             weights.append(math.log(size + 2))
         namespace = (pod.get("metadata") or {}).get("namespace", "")
-        affinity = selectors.required_node_affinity(pod)
+        affinity = node_selectors.RequiredNodeAffinity.of(pod)
         for info in all_nodes:
             node = info.node or {}
             node_labels = info.labels

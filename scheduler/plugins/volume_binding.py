@@ -26,7 +26,7 @@ from scheduler.framework.interfaces import Features, Handle, PreFilterResult
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.resources import parse_quantity
 from scheduler.framework.status import Status
-from scheduler.plugins import names, selectors
+from scheduler.plugins import label_selectors, names, node_selectors
 
 Obj = dict[str, Any]
 
@@ -384,7 +384,7 @@ def _local_volume_hosts(pv: Obj) -> set[str] | None:
 def _pv_fits_node(pv: Obj, node: Obj) -> bool:
     """volume.CheckNodeAffinity: a PV without required node affinity fits everywhere."""
     required = (((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required"))
-    return required is None or selectors.node_selector_matches(required, node)
+    return required is None or node_selectors.NodeSelector.compile(required, lazy=True).matches(node)
 
 
 def _satisfies(pv: Obj, pvc: Obj) -> bool:
@@ -399,7 +399,7 @@ def _satisfies(pv: Obj, pvc: Obj) -> bool:
         return False
     if claim.get("selector") is not None:
         try:
-            if not selectors.label_selector(claim["selector"]).matches(_meta(pv).get("labels") or {}):
+            if not label_selectors.label_selector(claim["selector"]).matches(_meta(pv).get("labels") or {}):
                 return False
         except ValueError:
             return False

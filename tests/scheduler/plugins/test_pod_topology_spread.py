@@ -318,3 +318,14 @@ def test_pod_hint(old: Obj | None, new: Obj | None, want: QueueingHint) -> None:
 def test_node_hint(old: Obj | None, new: Obj | None, want: QueueingHint) -> None:
     plugin = pts.new({}, FakeHandle(), {})
     assert plugin.events_to_register()[1].hint(incoming(spread()), old, new) is want
+
+
+def test_new_tolerations_of_the_pod_itself_queue_when_a_constraint_honors_taints() -> None:
+    plugin = pts.new({}, FakeHandle(), {})
+    hint = plugin.events_to_register()[0].hint
+    before = incoming(spread(nodeTaintsPolicy="Honor"), spec={"nodeName": ""})
+    after = incoming(spread(nodeTaintsPolicy="Honor"), spec={"tolerations": [{"key": "k", "operator": "Exists"}]})
+    assert hint(before, before, after) is QueueingHint.QUEUE
+    ignoring = incoming(spread())
+    assert hint(ignoring, ignoring, {**ignoring, "spec": {**ignoring["spec"], "tolerations": [{"operator": "Exists"}]}}) \
+        is QueueingHint.SKIP

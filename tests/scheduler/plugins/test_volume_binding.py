@@ -315,3 +315,11 @@ def test_storage_class_hint(old: Obj | None, new: Obj | None, want: QueueingHint
     plugin = vb.new({}, FakeHandle(), {})
     hint = next(e.hint for e in plugin.events_to_register() if e.event.resource.value == "storage.k8s.io/StorageClass")
     assert hint(claiming("data"), old, new) is want
+
+
+def test_an_ephemeral_volumes_claim_owned_by_the_pod_is_used() -> None:
+    claim = pvc("app-scratch", ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "app",
+                                                  "uid": "uid-default-app", "controller": True}])
+    handle = handle_with([claim], [pv("local-b", on="b")])
+    assert run_filter(handle, claiming(ephemeral=("scratch",))) == {
+        "a": (UNRESOLVABLE, vb.ERR_BIND_CONFLICT), "b": None, "c": (UNRESOLVABLE, vb.ERR_BIND_CONFLICT)}

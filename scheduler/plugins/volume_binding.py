@@ -8,7 +8,8 @@ affinity), or a StorageClass that can provision there. Reserve assumes the choic
 own overlay so the next pod does not take the same PV; PreBind writes it: as upstream's binder and
 then its PV controller would (haru has no PV controller), the PV gets its claimRef and the claim
 its volumeName and bind annotations; a claim to provision gets `volume.kubernetes.io/selected-node`
-and PreBind waits for a provisioner to bind it. Built by `scheduler/registry.py`.
+and PreBind waits for a provisioner to bind it. There is no Score: upstream scores only with the
+alpha StorageCapacityScoring gate. Built by `scheduler/registry.py`.
 """
 
 from __future__ import annotations

@@ -99,6 +99,7 @@ class Scheduler:
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.informers: dict[ApiResource, Informer] = {}
         self._running = False
+        self._watched: set[ApiResource] = set()  # the informers started (kinds the server serves)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
         self.frameworks: dict[str, Framework] = {}
@@ -138,6 +139,7 @@ class Scheduler:
                 informer.add_handler(self._event_handler(_EVENT_OF[resource]))
             if self._running:
                 informer.start()  # asked for late, by a plugin at run time
+                self._watched.add(resource)
         return informer
 
     def _event_handler(self, kind: Resource) -> Callable[[Event], None]:
@@ -219,6 +221,7 @@ class Scheduler:
             if resource in served:
                 informer.start()
                 started.append(informer)
+                self._watched.add(resource)
             else:
                 # A kind this server does not serve (a gated API) has nothing to watch: its store stays empty.
                 log.info("not watching %s: the server does not serve it", resource)
@@ -273,7 +276,8 @@ class Scheduler:
 
     def problems(self) -> list[str]:
         """What keeps the scheduler from working, for componentstatuses (empty: healthy)."""
-        out = [f"informer {r} has not synced" for r, i in self.informers.items() if not i.has_synced]
+        out = [f"informer {r} has not synced" for r, i in self.informers.items()
+               if r in self._watched and not i.has_synced]
         out += [f"{t.get_name()} ended" for t in self._tasks if t.done() and t.get_name() == "scheduling loop"]
         return out
 

@@ -194,3 +194,18 @@ async def test_informer_events_move_the_rejected_pod_and_confirm_the_bound_one()
     sched._on_pod(Event("MODIFIED", bound, p))  # the informer shows the binding
     assert not sched.cache.is_assumed(bound) and sched.cache.has_pod(bound)
     assert sched.queue.where(p) == ""
+
+
+async def test_health_counts_only_the_informers_it_started() -> None:
+    from client import kubeconfig, resources
+    from client.rest import RestClient
+
+    client = RestClient(kubeconfig.Config.for_url("http://127.0.0.1:9", None, None))
+    refs = [PluginRef(PrioritySort.name)]
+    profile = Profile("default-scheduler", points={point: list(refs) for point in POINTS})
+    sched = Scheduler(client, SchedulerConfig([profile]), {}, registry={PrioritySort.name: lambda a, h, f: PrioritySort()})
+    sched.store(resources.PODGROUPS)  # asked for, but (say) not served: never started
+    assert sched.problems() == []
+    sched._watched.add(resources.PODGROUPS)
+    assert sched.problems() == [f"informer {resources.PODGROUPS} has not synced"]
+    await client.close()

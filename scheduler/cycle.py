@@ -186,13 +186,15 @@ class Algorithm:
         if not fw.filter_plugins:
             feasible.extend(nodes[(start + i) % count] for i in range(to_find))
             return
-        run = fw.run_filter_plugins
         if self.nominator is not None and self.nominator:
-            run = fw.run_filter_plugins_with_nominated_pods
+            def run(info: NodeInfo) -> Status | None:
+                return fw.run_filter_plugins_with_nominated_pods(state, pod, info)
+        else:
+            run = fw.filter_runner(state, pod)
         statuses = diagnosis.node_to_status.statuses
         for i in range(count):
             info = nodes[(start + i) % count]
-            status = run(state, pod, info)
+            status = run(info)
             if status is None or status.code is Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= to_find:

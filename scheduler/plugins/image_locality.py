@@ -57,6 +57,8 @@ class ImageLocality:
         self.handle = handle
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
+        if not node.image_states:
+            return 0, None  # no image here: the sum is 0, below the threshold (Score runs per node)
         total_nodes = len(self.handle.snapshot)
         spec = pod.get("spec") or {}
         containers = len(spec.get("initContainers") or []) + len(spec.get("containers") or [])

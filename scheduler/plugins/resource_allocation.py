@@ -167,8 +167,16 @@ class ResourceScorer:
 
     def score(self, node: NodeInfo, pod_requests: Sequence[int], dra: ExtendedResourceDevices | None = None) -> int:
         requested, allocatable = [0] * len(self.specs), [0] * len(self.specs)
+        used = node.requested if self.use_requested else node.non_zero_requested
         for i, spec in enumerate(self.specs):
-            alloc, req = self.allocatable_and_requested(node, spec.name, pod_requests[i], dra)
+            # cpu and memory inline: this runs per pod and node, twice (Fit and BalancedAllocation).
+            name = spec.name
+            if name == CPU:
+                alloc, req = node.allocatable.milli_cpu, used.milli_cpu + pod_requests[i]
+            elif name == MEMORY:
+                alloc, req = node.allocatable.memory, used.memory + pod_requests[i]
+            else:
+                alloc, req = self.allocatable_and_requested(node, name, pod_requests[i], dra)
             if alloc:
                 allocatable[i], requested[i] = alloc, req
         return self.strategy(requested, allocatable)

@@ -44,6 +44,8 @@ class TaintToleration:
         self.queue_hints = queue_hints
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
+        if not ((node.node or {}).get("spec") or {}).get("taints"):
+            return None  # the usual node, looked at per pod and node: nothing to tolerate
         taint = untolerated_taint(node.node, pod)
         if taint is None:
             return None
@@ -55,6 +57,8 @@ class TaintToleration:
         return None
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
+        if not ((node.node or {}).get("spec") or {}).get("taints"):
+            return 0, None
         tols = state.get(PRE_SCORE_KEY)
         if tols is None:  # PreScore disabled in this profile
             tols = _prefer_no_schedule_tolerations(pod)

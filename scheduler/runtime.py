@@ -9,8 +9,10 @@ results intersect and Skip is recorded in the CycleState; an UnschedulableAndUnr
 stops the others; Filter stops at the first rejection; Score normalizes, then weights; Reserve
 runs in order and Unreserve in reverse; Permit may Wait (a `WaitingPod` with per-plugin timeouts);
 PreBind runs after its pre-flight (Skip: not called), adjacent plugins that allow it in parallel;
-Bind stops at the first plugin that does not Skip. A plugin that raises answers Status ERROR with
-its name. Every answer goes to the optional `CycleObserver`. Called by `cycle.py` and `binding.py`.
+Bind stops at the first plugin that does not Skip. A Score plugin may also offer
+`score_nodes(state, pod, nodes) -> list[int]`, its Score over many nodes in one call (it raises
+where Score would answer an error); the framework prefers it. A plugin that raises answers Status
+ERROR with its name. Every answer goes to the optional `CycleObserver`. Called by `cycle.py` and `binding.py`.
 """
 
 from __future__ import annotations
@@ -192,8 +194,11 @@ class Framework:
         self.pre_bind_plugins = by_point["preBind"]
         self.bind_plugins = by_point["bind"]
         self.post_bind_plugins = by_point["postBind"]
-        # Decided once, not per node: which score plugins normalize.
+        # Decided once, not per node: which score plugins normalize, and which score many nodes in
+        # one call (`score_nodes`, the same ints `score` gives node by node, minus a call per node).
         self._normalizers = {p.name for p in self.score_plugins if isinstance(p, ScoreExtensions)}
+        self._batch_scorers: dict[str, Callable[[CycleState, Obj, Sequence[NodeInfo]], list[int]]] = {
+            p.name: p.score_nodes for p in self.score_plugins if callable(getattr(p, "score_nodes", None))}
         self._events: dict[str, list[ClusterEventWithHint]] = {}
         for name, plugin in self.plugins.items():
             if isinstance(plugin, EnqueueExtensions):
@@ -470,16 +475,20 @@ class Framework:
             # One plugin over every node: the hot loop of a cycle (~10% of the nodes), so no
             # per-node try, dataclass or observer work unless something asks for it.
             values: list[int] = []
-            append = values.append
-            score = plugin.score
             failed: Status | None = None
             try:
-                for node in nodes:
-                    value, status = score(state, pod, node)
-                    if status is not None and status.code is not Code.SUCCESS:
-                        failed = status
-                        break
-                    append(int(value))
+                batch = self._batch_scorers.get(plugin.name)
+                if batch is not None:
+                    values = batch(state, pod, nodes)
+                else:
+                    append = values.append
+                    score = plugin.score
+                    for node in nodes:
+                        value, status = score(state, pod, node)
+                        if status is not None and status.code is not Code.SUCCESS:
+                            failed = status
+                            break
+                        append(int(value))
             except Exception as exc:  # noqa: BLE001
                 failed = _crashed(plugin.name, exc)
             if failed is not None:

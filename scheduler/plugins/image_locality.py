@@ -66,6 +66,10 @@ class ImageLocality:
             return 0, None
         return calculate_priority(sum_image_scores(node, pod, total_nodes), containers), None
 
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        # Nodes without images (no kubelet reported any) score 0 without a call each.
+        return [self.score(state, pod, node)[0] if node.image_states else 0 for node in nodes]
+
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> ImageLocality:
     return ImageLocality(handle)

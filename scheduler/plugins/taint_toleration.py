@@ -66,6 +66,10 @@ class TaintToleration:
                     if taint.get("effect") == tolerations.PREFER_NO_SCHEDULE and not tolerations.any_tolerates(tols, taint))
         return count, None
 
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        return [self.score(state, pod, node)[0] if ((node.node or {}).get("spec") or {}).get("taints") else 0
+                for node in nodes]
+
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:
         normalize_score.default_normalize(scores, reverse=True)
         return None

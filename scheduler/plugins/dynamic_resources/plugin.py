@@ -383,6 +383,12 @@ class DynamicResources:
                         total += FIRST_AVAILABLE_MAX_SIZE - rank
         return total, None
 
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
+            return [0] * len(nodes)  # a pod without claims: nothing to rank, on any node
+        return [self.score(state, pod, node)[0] for node in nodes]
+
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:
         """Upstream's DefaultNormalizeScore: the best node gets MAX_NODE_SCORE, the rest in proportion."""
         best = max((n.score for n in scores), default=0)

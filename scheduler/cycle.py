@@ -186,11 +186,7 @@ class Algorithm:
         if not fw.filter_plugins:
             feasible.extend(nodes[(start + i) % count] for i in range(to_find))
             return
-        if self.nominator is not None and self.nominator:
-            def run(info: NodeInfo) -> Status | None:
-                return fw.run_filter_plugins_with_nominated_pods(state, pod, info)
-        else:
-            run = fw.filter_runner(state, pod)
+        run = fw.filter_runner(state, pod, nominated=self.nominator is not None and bool(self.nominator))
         statuses = diagnosis.node_to_status.statuses
         for i in range(count):
             info = nodes[(start + i) % count]

@@ -346,9 +346,20 @@ class Framework:
                 return status
         return None
 
-    def filter_runner(self, state: CycleState, pod: Obj) -> Callable[[NodeInfo], Status | None]:
+    def filter_runner(self, state: CycleState, pod: Obj,
+                      nominated: bool = False) -> Callable[[NodeInfo], Status | None]:
         """`run_filter_plugins` for one pod and many nodes: the plugins that skipped are left out once,
-        not looked up per node (the cycle filters hundreds of nodes per pod)."""
+        not looked up per node (the cycle filters hundreds of nodes per pod). `nominated`: as
+        `run_filter_plugins_with_nominated_pods`, which only nodes with nominated pods need."""
+        if nominated and self.nominator is not None:
+            plain = self.filter_runner(state, pod)
+            nominator = self.nominator
+
+            def run_nominated(node: NodeInfo) -> Status | None:
+                if not nominator.for_node(node.name):
+                    return plain(node)  # what the two passes come to with nothing to add
+                return self.run_filter_plugins_with_nominated_pods(state, pod, node)
+            return run_nominated
         if self.observer is not None:
             return lambda node: self.run_filter_plugins(state, pod, node)
         skip = state.skip_filter_plugins

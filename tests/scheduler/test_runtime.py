@@ -243,6 +243,24 @@ def test_a_node_that_fits_with_the_nominated_pods_is_checked_again_without_them(
     assert seen == [1, 0]
 
 
+def test_the_filter_runner_adds_nominated_pods_only_where_there_are_some() -> None:
+    seen: list[tuple[str, int]] = []
+
+    class CountPods:
+        name = "CountPods"
+
+        def filter(self, state: CycleState, p: Obj, n: Any) -> Status | None:
+            seen.append((n.name, len(n.pods)))
+            return None
+
+    nominator = Nominator()
+    nominator.add(PodInfo.of(pod("vip", priority=100)), "a")
+    fw = framework(CountPods(), nominator=nominator)
+    run = fw.filter_runner(CycleState(), pod("p", priority=10), nominated=True)
+    assert [run(n) for n in NODES] == [None, None, None]
+    assert seen == [("a", 1), ("a", 0), ("b", 0), ("c", 0)]
+
+
 # -- Score ------------------------------------------------------------------------------------------
 
 def test_scores_are_normalized_then_weighted_then_summed() -> None:

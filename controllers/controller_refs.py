@@ -30,6 +30,12 @@ def controller_of(obj: Obj) -> Obj | None:
     return None
 
 
+def controller_uid(obj: Obj) -> list[str]:
+    """An index function: the uid of the object's controller (informers file dependents under it)."""
+    ref = controller_of(obj)
+    return [ref["uid"]] if ref and ref.get("uid") else []
+
+
 def owner_reference(owner: Obj, api_version: str, kind: str) -> Obj:
     meta = _meta(owner)
     return {"apiVersion": api_version, "kind": kind, "name": meta["name"], "uid": meta["uid"],

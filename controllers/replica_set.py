@@ -39,11 +39,6 @@ def _meta(obj: Obj | None) -> Obj:
     return (obj or {}).get("metadata") or {}
 
 
-def _controller_uid(obj: Obj) -> list[str]:
-    ref = controller_refs.controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
-
-
 def slow_start_batches(count: int, initial: int = 1) -> list[int]:
     """Batch sizes for `count` creations: 1, 2, 4, … so a failing template costs few calls."""
     sizes, batch, left = [], initial, count
@@ -114,7 +109,7 @@ class ReplicaSetController:
         self.expectations = Expectations()
         self.replicasets = Watch(REPLICASETS, self._rs_keys, indexers={NAMESPACE_INDEX: cache.by_namespace})
         self.pods = Watch(PODS, self._pod_keys, indexers={NAMESPACE_INDEX: cache.by_namespace,
-                                                         CONTROLLER_INDEX: _controller_uid})
+                                                         CONTROLLER_INDEX: controller_refs.controller_uid})
         self.watches = [self.replicasets, self.pods]
         self._ctx: Any = None
 

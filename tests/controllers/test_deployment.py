@@ -325,7 +325,7 @@ async def test_a_new_template_rolls_within_surge_and_unavailability(cluster: Clu
     sizes = {old["metadata"]["name"]: 0, new["metadata"]["name"]: 0}
     for message in scaled:
         words = message.split()
-        sizes[words[3]] = int(words[-1])
+        sizes[words[4]] = int(words[-1])
         assert sum(sizes.values()) <= 5, scaled
     assert sizes == {old["metadata"]["name"]: 0, new["metadata"]["name"]: 4}
 

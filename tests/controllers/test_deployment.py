@@ -215,10 +215,12 @@ NS = "default"
 
 async def _kubelet(cluster: Cluster, stop: asyncio.Event) -> None:
     """A stand-in for nodes and scheduler: binds every pod to node-1 and marks it Running and Ready,
-    and finishes deletions at once (no kubelet would confirm them)."""
+    and finishes deletions at once (no kubelet would confirm them). Pods labelled `stuck` never start."""
     while not stop.is_set():
         for pod in (await cluster.client.list(PODS, NS)).get("items") or []:
             meta = pod["metadata"]
+            if (meta.get("labels") or {}).get("stuck") and not meta.get("deletionTimestamp"):
+                continue
             try:
                 if meta.get("deletionTimestamp"):
                     await cluster.client.delete(PODS, meta["name"], NS, grace_period_seconds=0)
@@ -365,3 +367,50 @@ async def test_revisions_past_the_history_limit_are_deleted(cluster: Cluster, ku
 
     sets = await eventually(trimmed, timeout=10)
     assert [rs["metadata"]["annotations"][revisions.REVISION] for rs in sets] == ["2", "3"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_rollout_without_progress_exceeds_its_deadline_and_rollout_status_says_so(cluster: Cluster, kubelet: None) -> None:
+    body = _deployment("stuck", 2)
+    body["spec"]["progressDeadlineSeconds"] = 1
+    body["spec"]["template"]["metadata"]["labels"]["stuck"] = "yes"
+    await cluster.client.create(DEPLOYMENTS, body, NS)
+
+    async def timed_out() -> dict[str, Any] | None:
+        status = (await cluster.client.get(DEPLOYMENTS, "stuck", NS)).get("status") or {}
+        found = conditions.get_condition(status, "Progressing")
+        return found if found and found["reason"] == "ProgressDeadlineExceeded" else None
+
+    found = await eventually(timed_out, timeout=15)
+    assert found["status"] == "False" and found["message"].startswith('ReplicaSet "stuck-') \
+        and found["message"].endswith('" has timed out progressing.')
+    code, _, err = await cluster.kubectl("rollout", "status", "deployment/stuck", "--timeout=10s")
+    assert code == 1 and 'deployment "stuck" exceeded its progress deadline' in err
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_orphan_replica_set_with_the_template_is_adopted_as_the_new_one(cluster: Cluster, kubelet: None) -> None:
+    body = _deployment("adopt", 2)
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "adopt-by-hand", "labels": {"app": "adopt"}},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "adopt"}}, "template": body["spec"]["template"]}}
+    await cluster.client.create(REPLICASETS, rs, NS)
+    made = await cluster.client.create(DEPLOYMENTS, body, NS)
+
+    await eventually(_rolled_out(cluster, "adopt", "nginx"), timeout=15)
+
+    [owned] = await _replica_sets(cluster, made["metadata"]["uid"])
+    assert owned["metadata"]["name"] == "adopt-by-hand"
+    assert owned["metadata"]["ownerReferences"][0]["name"] == "adopt"
+    assert owned["metadata"]["annotations"][revisions.REVISION] == "1"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_min_ready_seconds_reaches_the_replica_set_and_availability_follows(cluster: Cluster, kubelet: None) -> None:
+    body = _deployment("settle", 2)
+    body["spec"]["minReadySeconds"] = 1
+    made = await cluster.client.create(DEPLOYMENTS, body, NS)
+
+    await eventually(_rolled_out(cluster, "settle", "nginx"), timeout=15)
+
+    [rs] = await _replica_sets(cluster, made["metadata"]["uid"])
+    assert rs["spec"]["minReadySeconds"] == 1 and rs["status"]["availableReplicas"] == 2

@@ -180,17 +180,18 @@ class ReplicaSetController:
         spec = rs.get("spec") or {}
         pods = await self._claim_pods(rs)
         active = [p for p in pods if pod_states.is_active(p)]
-        error: str | None = None
+        failure: errors.APIError | None = None
         if self.expectations.satisfied(key) and not _meta(rs).get("deletionTimestamp"):
-            error = await self._manage_replicas(str(key), rs, active)
+            failure = await self._manage_replicas(str(key), rs, active)
+        error = _text(failure) if failure is not None else None
         pod_store = self._store(self.pods)
         owned_all = pod_store.by_index(CONTROLLER_INDEX, _meta(rs).get("uid") or "") if pod_store is not None else []
         terminating = sum(1 for p in owned_all if pod_states.is_terminating(p))
         status = calculate_status(rs, active, terminating, error, now)
         rs = await self._write_status(rs, status)
         min_ready = spec.get("minReadySeconds") or 0
-        if error is not None:
-            raise RuntimeError(f"replicaset {key}: {error}")
+        if failure is not None:
+            raise failure  # retried with backoff; the API server's answer says what went wrong
         if min_ready and status["readyReplicas"] != status["availableReplicas"]:
             return Result(requeue_after=float(min_ready))  # availability comes with time, not with an event
         return None
@@ -231,7 +232,7 @@ class ReplicaSetController:
                 return None  # gone, or its uid changed (a new pod of that name): nothing to adopt or release
             raise
 
-    async def _manage_replicas(self, key: str, rs: Obj, pods: list[Obj]) -> str | None:
+    async def _manage_replicas(self, key: str, rs: Obj, pods: list[Obj]) -> errors.APIError | None:
         spec = rs.get("spec") or {}
         wanted = spec.get("replicas") if spec.get("replicas") is not None else 1
         diff = len(pods) - wanted
@@ -245,7 +246,7 @@ class ReplicaSetController:
         return events.record(self.client, COMPONENT, {**rs, "kind": "ReplicaSet", "apiVersion": "apps/v1"},
                              kind, reason, message)
 
-    async def _create_pods(self, key: str, rs: Obj, count: int) -> str | None:
+    async def _create_pods(self, key: str, rs: Obj, count: int) -> errors.APIError | None:
         self.expectations.expect_creations(key, count)
         namespace = _meta(rs)["namespace"]
         body = pod_from_template(rs)
@@ -269,7 +270,7 @@ class ReplicaSetController:
                     return None  # pods cannot be made there any more; not the ReplicaSet's failure
                 if not isinstance(first, errors.APIError):
                     raise first
-                return _text(first)
+                return first
         return None
 
     def _related_pods(self, rs: Obj) -> list[Obj]:
@@ -283,11 +284,11 @@ class ReplicaSetController:
             if (controller_refs.controller_of(r) or {}).get("uid") == owner.get("uid")]
         return [p for r in siblings for p in pod_store.by_index(CONTROLLER_INDEX, _meta(r).get("uid") or "")]
 
-    async def _delete_pods(self, key: str, rs: Obj, pods: list[Obj], count: int) -> str | None:
+    async def _delete_pods(self, key: str, rs: Obj, pods: list[Obj], count: int) -> errors.APIError | None:
         victims = pod_states.deletion_order(pods, self._related_pods(rs), time.time())[:count]
         self.expectations.expect_deletions(key, [cache.key_of(p) for p in victims])
 
-        async def one(pod: Obj) -> str | None:
+        async def one(pod: Obj) -> errors.APIError | None:
             meta = _meta(pod)
             try:
                 await self.client.delete(PODS, meta["name"], meta["namespace"])
@@ -296,7 +297,7 @@ class ReplicaSetController:
                 if errors.is_not_found(exc):
                     return None
                 await self._event(rs, "Warning", "FailedDelete", f"Error deleting: {_text(exc)}")
-                return _text(exc)
+                return exc
             await self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {meta['name']}")
             return None
 

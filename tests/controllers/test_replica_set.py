@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from client.resources import EVENTS, PODS, REPLICASETS
+from client import errors
+from client.resources import EVENTS, PODS, REPLICASETS, Resource
 from controllers import pod_states, replica_set
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
@@ -222,3 +223,53 @@ async def test_an_orphan_is_adopted_and_a_pod_relabelled_away_is_released(cluste
 
     await eventually(released)
     await eventually(_count(cluster, uid, 2))  # and a replacement is made
+
+
+VAP = Resource("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+               namespaced=False, verbs=PODS.verbs)
+VAP_BINDINGS = Resource("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+                        "ValidatingAdmissionPolicyBinding", namespaced=False, verbs=PODS.verbs)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_refused_creations_are_a_warning_event_and_the_replica_failure_condition(cluster: Cluster) -> None:
+    rule = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+    await cluster.client.create(VAP, {"metadata": {"name": "no-refused"}, "spec": {
+        "matchConstraints": {"resourceRules": [rule]},
+        "validations": [{"expression": "!has(object.metadata.labels) || !('refused' in object.metadata.labels)",
+                         "message": "refused pods are refused"}]}})
+    await cluster.client.create(VAP_BINDINGS, {"metadata": {"name": "no-refused"}, "spec": {
+        "policyName": "no-refused", "validationActions": ["Deny"]}})
+    labels = {"app": "refused", "refused": "yes"}
+
+    async def refused() -> bool:
+        try:
+            await cluster.client.create(PODS, {"metadata": {"name": "probe", "labels": labels},
+                                               "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, NS)
+        except errors.APIError:
+            return True
+        await cluster.client.delete(PODS, "probe", NS, grace_period_seconds=0)
+        return False
+
+    await eventually(refused)  # the policy is in force
+    rs = await cluster.client.create(REPLICASETS, _rs("refused", 2, labels), NS)
+
+    async def failed() -> dict[str, Any] | None:
+        status = (await cluster.client.get(REPLICASETS, "refused", NS)).get("status") or {}
+        return next((c for c in status.get("conditions") or [] if c["type"] == "ReplicaFailure"), None)
+
+    condition = await eventually(failed)
+    text = "ValidatingAdmissionPolicy 'no-refused' with binding 'no-refused' denied request: refused pods are refused"
+    assert (condition["status"], condition["reason"]) == ("True", "FailedCreate")
+    assert condition["message"].endswith(text)
+    items = (await cluster.client.list(EVENTS, NS)).get("items") or []
+    warnings = [e for e in items if e["involvedObject"].get("uid") == rs["metadata"]["uid"] and e["reason"] == "FailedCreate"]
+    assert {e["type"] for e in warnings} == {"Warning"}
+    assert f"Error creating: {condition['message']}" in {e["message"] for e in warnings}
+
+    await cluster.client.delete(VAP_BINDINGS, "no-refused")
+
+    async def recovered() -> bool:
+        return await failed() is None and len(await _pods_of(cluster, rs["metadata"]["uid"])) == 2
+
+    await eventually(recovered, timeout=20)

@@ -6,7 +6,8 @@ if the last creations and deletions have all been seen (`expectations.py`) and t
 not being deleted, create the missing pods in slow-start batches (1, 2, 4, … at most
 `burst_replicas` per pass) or delete the surplus in `pod_states.deletion_order`; then write
 status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, terminatingReplicas,
-observedGeneration, the ReplicaFailure condition). Events as kube-controller-manager writes them:
+observedGeneration, the ReplicaFailure condition; not again while the informer is behind our last
+write). Events as kube-controller-manager writes them:
 SuccessfulCreate "Created pod: x", SuccessfulDelete "Deleted pod: x", FailedCreate, FailedDelete.
 """
 
@@ -112,6 +113,9 @@ class ReplicaSetController:
                                                          CONTROLLER_INDEX: controller_refs.controller_uid})
         self.watches = [self.replicasets, self.pods]
         self._ctx: Any = None
+        # The status we last wrote per ReplicaSet, with the revision it got: while the informer is
+        # behind that write, the same status is not written again (KEP-5647's stale-cache check).
+        self._written: dict[str, tuple[str, int, Obj]] = {}
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -125,6 +129,7 @@ class ReplicaSetController:
     def _rs_keys(self, event: Event) -> list[Hashable]:
         if event.type == "DELETED":
             self.expectations.forget(event.key)
+            self._written.pop(event.key, None)
         return [event.key]
 
     def _owners_matching(self, pod: Obj) -> list[str]:
@@ -308,11 +313,19 @@ class ReplicaSetController:
         """PUT status; on a conflict (our cache was behind) read the ReplicaSet once and try again,
         as upstream's updateReplicaSetStatus does."""
         meta = _meta(rs)
+        key = cache.key_of(rs)
+        written = self._written.get(key)
+        if written is not None and written[0] == meta.get("uid") and _revision(rs) < written[1] \
+                and _same_status(written[2], status):
+            return rs  # already written; the cache has not caught up yet
         for attempt in range(2):
             if _same_status(rs.get("status") or {}, status):
                 return rs
             try:
-                return await self.client.update(REPLICASETS, {**rs, "status": status}, meta["namespace"], subresource="status")
+                answer = await self.client.update(REPLICASETS, {**rs, "status": status}, meta["namespace"],
+                                                  subresource="status")
+                self._written[key] = (meta.get("uid") or "", _revision(answer), status)
+                return answer
             except errors.APIError as exc:
                 if errors.is_not_found(exc):
                     return rs
@@ -323,6 +336,13 @@ class ReplicaSetController:
                 return rs
             status = {**status, "observedGeneration": _meta(rs).get("generation") or 0}
         return rs
+
+
+def _revision(obj: Obj) -> int:
+    try:
+        return int(_meta(obj).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
 
 
 def _text(exc: BaseException) -> str:

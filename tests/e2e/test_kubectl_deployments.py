@@ -169,3 +169,11 @@ def test_rollout_restart_makes_a_new_revision_with_the_restarted_at_annotation(c
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
     assert len(live) == 5 and all(p["metadata"]["labels"]["pod-template-hash"] ==
                                   newest["metadata"]["labels"]["pod-template-hash"] for p in live)
+
+
+def test_foreground_deletion_takes_the_replica_sets_and_pods_first(cluster: Cluster) -> None:
+    cluster.kubectl("delete", "deployment", "web", "--cascade=foreground", "--timeout=60s", timeout=90)
+
+    assert cluster.kubectl("get", "deployment", "web", check=False).returncode != 0
+    assert _json(cluster, "get", "rs", "-l", "app=web")["items"] == []
+    assert _json(cluster, "get", "pods", "-l", "app=web")["items"] == []

@@ -414,3 +414,33 @@ async def test_min_ready_seconds_reaches_the_replica_set_and_availability_follow
 
     [rs] = await _replica_sets(cluster, made["metadata"]["uid"])
     assert rs["spec"]["minReadySeconds"] == 1 and rs["status"]["availableReplicas"] == 2
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_scaling_in_mid_rollout_shares_the_new_size_by_proportion(cluster: Cluster, kubelet: None) -> None:
+    made = await cluster.client.create(DEPLOYMENTS, _deployment("grow", 4), NS)
+    uid = made["metadata"]["uid"]
+    await eventually(_rolled_out(cluster, "grow", "nginx"), timeout=15)
+    # The new template's pods never become ready: the rollout holds at old 3 + new 2 (surge 1, unavailable 1).
+    await cluster.client.patch(DEPLOYMENTS, "grow", {"spec": {"template": {"metadata": {"labels": {"stuck": "yes"}}}}},
+                               NS, patch_type="strategic")
+
+    def sizes(want: tuple[int, int]) -> Any:
+        async def check() -> list[dict[str, Any]] | None:
+            sets = await _replica_sets(cluster, uid)
+            got = tuple(rs["spec"]["replicas"] for rs in sets)
+            return sets if got == want else None
+        return check
+
+    await eventually(sizes((3, 2)), timeout=15)
+
+    await cluster.client.patch(DEPLOYMENTS, "grow", {"spec": {"replicas": 8}}, NS)
+
+    # Surge becomes 2: 10 pods allowed, the 5 more shared 3 : 2 (each ReplicaSet scaled by 10/5).
+    old, new = await eventually(sizes((6, 4)), timeout=15)
+    for rs in (old, new):
+        assert rs["metadata"]["annotations"][revisions.DESIRED_REPLICAS] == "8"
+        assert rs["metadata"]["annotations"][revisions.MAX_REPLICAS] == "10"
+    scaled = await _events_of(cluster, uid, "ScalingReplicaSet")
+    assert f"Scaled up replica set {old['metadata']['name']} from 3 to 6" in scaled
+    assert f"Scaled up replica set {new['metadata']['name']} from 2 to 4" in scaled

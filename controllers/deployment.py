@@ -369,12 +369,13 @@ class DeploymentController:
         return made
 
     async def update_rs(self, rs: Obj, draft: Obj) -> None:
-        """Write the draft's replicas, minReadySeconds and annotations as a merge patch (the
-        ReplicaSet controller's status writes do not conflict with it), guarded by the uid; the
-        answer goes into `rs`, so the lists the strategies hold see it."""
+        """Write the draft's replicas, minReadySeconds and annotations as a merge patch guarded by
+        uid and resourceVersion (sizes computed from an old copy must not land, as with upstream's
+        Update); the answer goes into `rs`, so the lists the strategies hold see it."""
         meta = _meta(rs)
         spec = draft.get("spec") or {}
-        patch = {"metadata": {"uid": meta.get("uid"), "annotations": _meta(draft).get("annotations") or {}},
+        patch = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion"),
+                              "annotations": _meta(draft).get("annotations") or {}},
                  "spec": {"replicas": spec.get("replicas"), "minReadySeconds": spec.get("minReadySeconds") or 0}}
         answer = await self.client.patch(REPLICASETS, meta["name"], patch, meta["namespace"])
         self.written["replicasets"].remember(answer)

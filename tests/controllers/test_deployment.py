@@ -441,6 +441,10 @@ async def test_scaling_in_mid_rollout_shares_the_new_size_by_proportion(cluster:
     for rs in (old, new):
         assert rs["metadata"]["annotations"][revisions.DESIRED_REPLICAS] == "8"
         assert rs["metadata"]["annotations"][revisions.MAX_REPLICAS] == "10"
-    scaled = await _events_of(cluster, uid, "ScalingReplicaSet")
-    assert f"Scaled up replica set {old['metadata']['name']} from 3 to 6" in scaled
-    assert f"Scaled up replica set {new['metadata']['name']} from 2 to 4" in scaled
+    wanted = {f"Scaled up replica set {old['metadata']['name']} from 3 to 6",
+              f"Scaled up replica set {new['metadata']['name']} from 2 to 4"}
+
+    async def recorded() -> bool:  # the event follows the write it reports
+        return wanted <= set(await _events_of(cluster, uid, "ScalingReplicaSet"))
+
+    await eventually(recorded)

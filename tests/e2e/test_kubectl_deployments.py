@@ -99,6 +99,13 @@ def test_create_deployment_rolls_out_with_upstream_names_and_columns(cluster: Cl
     assert f"Scaled up replica set {name} from 0 to 3" in described
     assert re.search(r"Available\s+True\s+MinimumReplicasAvailable", described)
     assert re.search(r"Progressing\s+True\s+NewReplicaSetAvailable", described)
+    # The `kubernetes` 36.0.3 client reads the status as typed objects.
+    typed = client.AppsV1Api(config.new_client_from_config(cluster.kubeconfig)).read_namespaced_deployment_status(
+        "web", "default")
+    assert (typed.status.observed_generation, typed.status.updated_replicas, typed.status.available_replicas) == (1, 3, 3)
+    assert [(c.type, c.reason) for c in typed.status.conditions] == [
+        ("Available", "MinimumReplicasAvailable"), ("Progressing", "NewReplicaSetAvailable")]
+    assert typed.metadata.annotations["deployment.kubernetes.io/revision"] == "1"
 
 
 def test_set_image_rolls_to_a_second_revision_and_history_lists_both(cluster: Cluster) -> None:

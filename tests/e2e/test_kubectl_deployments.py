@@ -3,60 +3,24 @@
 `kubectl create deployment web --image=nginx --replicas=3`, `rollout status` returning, `get
 rs,pods` with upstream's names and columns, `set image` rolling to a second ReplicaSet, `rollout
 history`, `rollout undo` (client-side in 1.36: the old ReplicaSet's template comes back), `scale`,
-`rollout pause`/`resume`, `rollout restart`. Until the scheduler runs under `haru up`, a stand-in
-binds pending pods to the hollow nodes through pods/binding (harmless once the scheduler binds
-them first: a second binding is refused and ignored).
+`rollout pause`/`resume`, `rollout restart`, `delete --cascade=foreground`. The pods are the
+scheduler's to bind and the hollow nodes' to run: nothing here stands in for them.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from kubernetes import client, config
-from kubernetes.client.rest import ApiException
 
 from tests.conftest import Cluster
 
 pytestmark = pytest.mark.slow
 HASHED = re.compile(r"^web-[bcdfghjklmnpqrstvwxz2456789]{6,10}$")
-
-
-def _bind_pending(api: client.CoreV1Api, nodes: list[str]) -> None:
-    for i, pod in enumerate(api.list_namespaced_pod("default").items):
-        if pod.spec.node_name or pod.metadata.deletion_timestamp:
-            continue
-        body = client.V1Binding(metadata=client.V1ObjectMeta(name=pod.metadata.name),
-                                target=client.V1ObjectReference(kind="Node", name=nodes[i % len(nodes)]))
-        try:
-            api.create_namespaced_binding("default", body, _preload_content=False)
-        except ApiException:
-            pass  # bound meanwhile (by the scheduler) or gone
-
-
-@pytest.fixture(scope="module")
-def cluster(haru: Cluster) -> Iterator[Cluster]:
-    api = client.CoreV1Api(config.new_client_from_config(haru.kubeconfig))
-    stop = threading.Event()
-
-    def binder() -> None:
-        nodes: list[str] = []
-        while not stop.wait(0.2):
-            if not nodes:
-                nodes = [n.metadata.name for n in api.list_node().items]
-                continue
-            _bind_pending(api, nodes)
-
-    thread = threading.Thread(target=binder, daemon=True)
-    thread.start()
-    yield haru
-    stop.set()
-    thread.join(timeout=5)
 
 
 def _json(haru: Cluster, *args: str) -> Any:
@@ -78,29 +42,29 @@ def _image(haru: Cluster) -> str:
     return str(_json(haru, "get", "deployment", "web")["spec"]["template"]["spec"]["containers"][0]["image"])
 
 
-def test_create_deployment_rolls_out_with_upstream_names_and_columns(cluster: Cluster) -> None:
-    cluster.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=3")
-    _rollout_status(cluster)
+def test_create_deployment_rolls_out_with_upstream_names_and_columns(haru: Cluster) -> None:
+    haru.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=3")
+    _rollout_status(haru)
 
-    rs_lines = cluster.kubectl("get", "rs").stdout.splitlines()
+    rs_lines = haru.kubectl("get", "rs").stdout.splitlines()
     assert rs_lines[0].split() == ["NAME", "DESIRED", "CURRENT", "READY", "AGE"]
     [row] = rs_lines[1:]
     name, desired, current, ready, _ = row.split()
     assert HASHED.match(name) and (desired, current, ready) == ("3", "3", "3")
-    pod_lines = cluster.kubectl("get", "pods").stdout.splitlines()
+    pod_lines = haru.kubectl("get", "pods").stdout.splitlines()
     assert pod_lines[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert len(pod_lines) == 4
     for line in pod_lines[1:]:
         pod, ready_col, status = line.split()[:3]
         assert re.match(rf"^{name}-[bcdfghjklmnpqrstvwxz2456789]{{5}}$", pod) and (ready_col, status) == ("1/1", "Running")
-    deploy = cluster.kubectl("get", "deployment", "web").stdout.splitlines()
+    deploy = haru.kubectl("get", "deployment", "web").stdout.splitlines()
     assert deploy[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"] and deploy[1].split()[1:4] == ["3/3", "3", "3"]
-    described = cluster.kubectl("describe", "deployment", "web").stdout
+    described = haru.kubectl("describe", "deployment", "web").stdout
     assert f"Scaled up replica set {name} from 0 to 3" in described
     assert re.search(r"Available\s+True\s+MinimumReplicasAvailable", described)
     assert re.search(r"Progressing\s+True\s+NewReplicaSetAvailable", described)
     # The `kubernetes` 36.0.3 client reads the status as typed objects.
-    typed = client.AppsV1Api(config.new_client_from_config(cluster.kubeconfig)).read_namespaced_deployment_status(
+    typed = client.AppsV1Api(config.new_client_from_config(haru.kubeconfig)).read_namespaced_deployment_status(
         "web", "default")
     assert (typed.status.observed_generation, typed.status.updated_replicas, typed.status.available_replicas) == (1, 3, 3)
     assert [(c.type, c.reason) for c in typed.status.conditions] == [
@@ -108,46 +72,46 @@ def test_create_deployment_rolls_out_with_upstream_names_and_columns(cluster: Cl
     assert typed.metadata.annotations["deployment.kubernetes.io/revision"] == "1"
 
 
-def test_set_image_rolls_to_a_second_revision_and_history_lists_both(cluster: Cluster) -> None:
-    cluster.kubectl("set", "image", "deployment/web", "nginx=nginx:1.27")
-    _rollout_status(cluster)
+def test_set_image_rolls_to_a_second_revision_and_history_lists_both(haru: Cluster) -> None:
+    haru.kubectl("set", "image", "deployment/web", "nginx=nginx:1.27")
+    _rollout_status(haru)
 
-    sets = _replica_sets(cluster)
+    sets = _replica_sets(haru)
     assert (sets["1"]["spec"]["replicas"], sets["2"]["spec"]["replicas"]) == (0, 3)
     assert sets["2"]["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
-    history = cluster.kubectl("rollout", "history", "deployment/web").stdout.splitlines()
+    history = haru.kubectl("rollout", "history", "deployment/web").stdout.splitlines()
     assert [line.split()[0] for line in history[2:] if line.strip()] == ["1", "2"]
-    shown = cluster.kubectl("rollout", "history", "deployment/web", "--revision=2").stdout
+    shown = haru.kubectl("rollout", "history", "deployment/web", "--revision=2").stdout
     assert "nginx:1.27" in shown
 
 
-def test_rollout_undo_brings_the_previous_template_back_as_revision_3(cluster: Cluster) -> None:
-    out = cluster.kubectl("rollout", "undo", "deployment/web").stdout
+def test_rollout_undo_brings_the_previous_template_back_as_revision_3(haru: Cluster) -> None:
+    out = haru.kubectl("rollout", "undo", "deployment/web").stdout
     assert out.strip() == "deployment.apps/web rolled back"
-    _rollout_status(cluster)
+    _rollout_status(haru)
 
-    assert _image(cluster) == "nginx"
-    sets = _replica_sets(cluster)
+    assert _image(haru) == "nginx"
+    sets = _replica_sets(haru)
     assert sorted(sets) == ["2", "3"]  # revision 1's ReplicaSet is revision 3 now
     assert sets["3"]["metadata"]["annotations"]["deployment.kubernetes.io/revision-history"] == "1"
     assert sets["3"]["spec"]["replicas"] == 3 and sets["2"]["spec"]["replicas"] == 0
 
 
-def test_scale_changes_only_the_size(cluster: Cluster) -> None:
-    cluster.kubectl("scale", "deployment/web", "--replicas=5")
-    _rollout_status(cluster)
+def test_scale_changes_only_the_size(haru: Cluster) -> None:
+    haru.kubectl("scale", "deployment/web", "--replicas=5")
+    _rollout_status(haru)
 
-    sets = _replica_sets(cluster)
+    sets = _replica_sets(haru)
     assert sorted(sets) == ["2", "3"] and sets["3"]["spec"]["replicas"] == 5
     assert sets["3"]["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"] == "5"
 
 
-def test_pause_holds_a_new_template_until_resume(cluster: Cluster) -> None:
-    cluster.kubectl("rollout", "pause", "deployment/web")
-    cluster.kubectl("set", "image", "deployment/web", "nginx=nginx:1.28")
+def test_pause_holds_a_new_template_until_resume(haru: Cluster) -> None:
+    haru.kubectl("rollout", "pause", "deployment/web")
+    haru.kubectl("set", "image", "deployment/web", "nginx=nginx:1.28")
 
     def paused_condition() -> dict[str, Any] | None:
-        status = _json(cluster, "get", "deployment", "web").get("status") or {}
+        status = _json(haru, "get", "deployment", "web").get("status") or {}
         return next((c for c in status.get("conditions") or [] if c["type"] == "Progressing"
                      and c["reason"] == "DeploymentPaused"), None)
 
@@ -156,31 +120,31 @@ def test_pause_holds_a_new_template_until_resume(cluster: Cluster) -> None:
         assert time.monotonic() < deadline, "no DeploymentPaused condition"
         time.sleep(0.2)
     assert (condition["status"], condition["message"]) == ("Unknown", "Deployment is paused")
-    assert sorted(_replica_sets(cluster)) == ["2", "3"]  # no ReplicaSet for the paused template
+    assert sorted(_replica_sets(haru)) == ["2", "3"]  # no ReplicaSet for the paused template
 
-    cluster.kubectl("rollout", "resume", "deployment/web")
-    _rollout_status(cluster)
-    sets = _replica_sets(cluster)
+    haru.kubectl("rollout", "resume", "deployment/web")
+    _rollout_status(haru)
+    sets = _replica_sets(haru)
     assert sets["4"]["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"
 
 
-def test_rollout_restart_makes_a_new_revision_with_the_restarted_at_annotation(cluster: Cluster) -> None:
-    cluster.kubectl("rollout", "restart", "deployment/web")
-    _rollout_status(cluster)
+def test_rollout_restart_makes_a_new_revision_with_the_restarted_at_annotation(haru: Cluster) -> None:
+    haru.kubectl("rollout", "restart", "deployment/web")
+    _rollout_status(haru)
 
-    sets = _replica_sets(cluster)
+    sets = _replica_sets(haru)
     newest = sets[max(sets, key=int)]
     assert max(sets, key=int) == "5"
     assert "kubectl.kubernetes.io/restartedAt" in newest["spec"]["template"]["metadata"]["annotations"]
-    pods = _json(cluster, "get", "pods", "-l", "app=web")["items"]
+    pods = _json(haru, "get", "pods", "-l", "app=web")["items"]
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
     assert len(live) == 5 and all(p["metadata"]["labels"]["pod-template-hash"] ==
                                   newest["metadata"]["labels"]["pod-template-hash"] for p in live)
 
 
-def test_foreground_deletion_takes_the_replica_sets_and_pods_first(cluster: Cluster) -> None:
-    cluster.kubectl("delete", "deployment", "web", "--cascade=foreground", "--timeout=60s", timeout=90)
+def test_foreground_deletion_takes_the_replica_sets_and_pods_first(haru: Cluster) -> None:
+    haru.kubectl("delete", "deployment", "web", "--cascade=foreground", "--timeout=60s", timeout=90)
 
-    assert cluster.kubectl("get", "deployment", "web", check=False).returncode != 0
-    assert _json(cluster, "get", "rs", "-l", "app=web")["items"] == []
-    assert _json(cluster, "get", "pods", "-l", "app=web")["items"] == []
+    assert haru.kubectl("get", "deployment", "web", check=False).returncode != 0
+    assert _json(haru, "get", "rs", "-l", "app=web")["items"] == []
+    assert _json(haru, "get", "pods", "-l", "app=web")["items"] == []

@@ -148,3 +148,56 @@ def test_foreground_deletion_takes_the_replica_sets_and_pods_first(haru: Cluster
     assert haru.kubectl("get", "deployment", "web", check=False).returncode != 0
     assert _json(haru, "get", "rs", "-l", "app=web")["items"] == []
     assert _json(haru, "get", "pods", "-l", "app=web")["items"] == []
+
+
+DRA = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.nvidia.com'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer}
+spec:
+  replicas: 8
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+      containers:
+      - name: main
+        image: cuda
+        resources: {claims: [{name: gpu}]}
+"""
+
+
+def test_a_deployment_of_8_replicas_with_a_claim_template_gets_a_gpu_per_pod(haru: Cluster) -> None:
+    haru.kubectl("apply", "-f", "-", input=DRA)
+    out = haru.kubectl("rollout", "status", "deployment/trainer", "--timeout=60s", timeout=90).stdout
+    assert out.strip().endswith('deployment "trainer" successfully rolled out'), out
+
+    pods = _json(haru, "get", "pods", "-l", "app=trainer")["items"]
+    claims = _json(haru, "get", "resourceclaims")["items"]
+    assert len(pods) == 8 and len(claims) == 8
+    devices = set()
+    for claim in claims:
+        [result] = claim["status"]["allocation"]["devices"]["results"]
+        devices.add((result["pool"], result["device"]))
+        [owner] = claim["metadata"]["ownerReferences"]
+        assert owner["kind"] == "Pod" and claim["status"]["reservedFor"][0]["name"] == owner["name"]
+    assert len(devices) == 8  # every pod its own GPU
+    assert {p["spec"]["nodeName"] for p in pods} <= {"gpu-0", "gpu-1"}

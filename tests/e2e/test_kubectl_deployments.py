@@ -3,7 +3,8 @@
 `kubectl create deployment web --image=nginx --replicas=3`, `rollout status` returning, `get
 rs,pods` with upstream's names and columns, `set image` rolling to a second ReplicaSet, `rollout
 history`, `rollout undo` (client-side in 1.36: the old ReplicaSet's template comes back), `scale`,
-`rollout pause`/`resume`, `rollout restart`, `delete --cascade=foreground`. The pods are the
+`rollout pause`/`resume`, `rollout restart`, `delete --cascade=foreground`; a Deployment whose pods
+each claim a GPU from a ResourceClaimTemplate; helm v4.2.3's `install --wait`. The pods are the
 scheduler's to bind and the hollow nodes' to run: nothing here stands in for them.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -201,3 +203,13 @@ def test_a_deployment_of_8_replicas_with_a_claim_template_gets_a_gpu_per_pod(har
         assert owner["kind"] == "Pod" and claim["status"]["reservedFor"][0]["name"] == owner["name"]
     assert len(devices) == 8  # every pod its own GPU
     assert {p["spec"]["nodeName"] for p in pods} <= {"gpu-0", "gpu-1"}
+
+
+def test_helm_install_wait_returns_once_the_chart_deployment_is_available(haru: Cluster) -> None:
+    chart = str(Path(__file__).resolve().parent.parent / "charts" / "small")
+    haru.kubectl("create", "namespace", "helm-wait")
+
+    haru.helm("install", "waited", chart, "-n", "helm-wait", "--set", "replicas=2", "--wait", "--timeout=60s")
+
+    status = _json(haru, "-n", "helm-wait", "get", "deployment", "waited-web")["status"]
+    assert (status["availableReplicas"], status["updatedReplicas"]) == (2, 2)

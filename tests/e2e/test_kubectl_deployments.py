@@ -47,6 +47,8 @@ def _image(haru: Cluster) -> str:
 def test_create_deployment_rolls_out_with_upstream_names_and_columns(haru: Cluster) -> None:
     haru.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=3")
     _rollout_status(haru)
+    waited = haru.kubectl("wait", "--for=condition=Available", "deployment/web", "--timeout=30s", timeout=60).stdout
+    assert waited.strip() == "deployment.apps/web condition met"
 
     rs_lines = haru.kubectl("get", "rs").stdout.splitlines()
     assert rs_lines[0].split() == ["NAME", "DESIRED", "CURRENT", "READY", "AGE"]

@@ -94,6 +94,9 @@ async def test_a_pod_too_big_for_every_node_gets_the_real_failed_scheduling_mess
     refs = [PluginRef(names.PRIORITY_SORT), PluginRef(CpuFit.name), PluginRef(names.DEFAULT_BINDER)]
     config.profiles[0].points = {point: list(refs) for point in POINTS}
     registry = {**REGISTRY, CpuFit.name: lambda args, handle, features: CpuFit()}
+    # The message counts nodes: wait until all of haru up's four have registered (the fixture
+    # answers once the API server serves, which can be before the kubelets are in).
+    await async_wait_for(lambda: len(haru.kubectl("get", "nodes", "-o", "name").stdout.split()) >= 4 or None)
     client = RestClient(kubeconfig.load(haru.kubeconfig), user_agent="haru-scheduler-test")
     sched = Scheduler(client, config, defaults(), registry=registry)
     await sched.start(sync_timeout=30)

@@ -11,8 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler.framework.interfaces import Features, Handle
+from scheduler.plugins import default_preemption, names
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
 
 REGISTRY: dict[str, Factory] = {
+    names.DEFAULT_PREEMPTION: default_preemption.new,
 }

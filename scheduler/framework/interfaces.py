@@ -225,6 +225,10 @@ class Handle(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
+    def activate(self, pods: list[Obj]) -> None:
+        """Move these pods, if they wait in backoff or unschedulable, to active (upstream's Activate)."""
+        ...
+
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         """Every Filter plugin on `node`, as if the higher-priority nominated pods were there too."""
         ...

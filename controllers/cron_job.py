@@ -3,8 +3,9 @@
 One reconcile: jobs in `status.active` that finished leave it (SawCompletedJob; a Complete one
 sets lastSuccessfulTime), ones that are gone leave it too (MissingJob); then, unless the CronJob
 is being deleted or suspended, the most recent schedule time not yet run (since lastScheduleTime or
-creation, no further back than startingDeadlineSeconds; more than 100 missed is the "too many
-missed start times" warning) gets its Job `<cronjob>-<minutes since epoch>` unless it is too late
+creation, no further back than startingDeadlineSeconds — so, as upstream, a start missed by more
+than the deadline is skipped without a job; more than 100 missed is the "too many missed start
+times" warning) gets its Job `<cronjob>-<minutes since epoch>` unless it is too late
 (MissSchedule) or concurrencyPolicy forbids it (Forbid: skip while one runs; Replace: delete the
 running ones first). Finished Jobs past successfulJobsHistoryLimit / failedJobsHistoryLimit are
 deleted, oldest first. The key is requeued for the next schedule time. The clock is injectable.
@@ -51,6 +52,11 @@ def _owner_uid(job: Obj) -> list[str]:
     return [owner[1]] if owner else []
 
 
+def _rv(obj: Obj) -> int | None:
+    value = _meta(obj).get("resourceVersion") or ""
+    return int(value) if value.isdigit() else None
+
+
 def job_name(cronjob: str, scheduled: datetime) -> str:
     """`<cronjob>-<minutes since the epoch>`: the same schedule time always names the same Job."""
     return f"{cronjob}-{int(scheduled.timestamp()) // 60}"
@@ -91,6 +97,7 @@ class CronJobController:
         self.jobs = Watch(JOBS, self._job_keys, indexers={OWNER_INDEX: _owner_uid})
         self.watches = [self.cronjobs, self.jobs]
         self._ctx: Any = None
+        self.written: dict[str, int] = {}  # CronJob key → resourceVersion of our last status write
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -108,7 +115,11 @@ class CronJobController:
         store = self._store(self.cronjobs)
         cronjob = store.get(key) if store is not None else None
         if cronjob is None:
+            self.written.pop(key, None)
             return None
+        written, cached = self.written.get(key), _rv(cronjob)
+        if written is not None and cached is not None and cached < written:
+            return Result(requeue_after=0.05)  # our last status write is not in the cache yet
         jobs_store = self._store(self.jobs)
         jobs = list(jobs_store.by_index(OWNER_INDEX, _meta(cronjob).get("uid") or "")) if jobs_store is not None else []
         return await CronSync(self, cronjob, jobs).run()
@@ -199,8 +210,7 @@ class CronSync:
         scheduled, missed = most_recent(schedule, earliest, self.now)
         if missed > MAX_MISSED:
             await self._event("Warning", "TooManyMissedTimes",
-                              f"too many missed start times: {missed}. Set or decrease .spec.startingDeadlineSeconds "
-                              "or check clock skew")
+                              "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew")
         if scheduled is None:
             return self._until_next(schedule)
         if deadline is not None and scheduled.timestamp() + int(deadline) < self.now.timestamp():
@@ -280,6 +290,8 @@ class CronSync:
         if self.status == (self.cronjob.get("status") or {}):
             return
         self.cronjob = await self.c.client.update(CRONJOBS, {**self.cronjob, "status": self.status}, subresource="status")
+        if (rv := _rv(self.cronjob)) is not None:
+            self.c.written[f"{self.meta.get('namespace')}/{self.meta.get('name')}"] = rv
 
     async def _clean_history(self) -> None:
         limits = (("Complete", self.spec.get("successfulJobsHistoryLimit")), ("Failed", self.spec.get("failedJobsHistoryLimit")))

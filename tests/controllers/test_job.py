@@ -52,16 +52,24 @@ async def _finish(cluster: Cluster, pod: dict[str, Any], exit_code: int, conditi
     phase = "Succeeded" if exit_code == 0 else "Failed"
     state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
                             "finishedAt": "2026-01-01T00:00:00Z", "startedAt": "2026-01-01T00:00:00Z"}}
-    try:
-        fresh = await cluster.client.get(PODS, pod["metadata"]["name"], NS)
-    except errors.APIError as exc:
-        if missing_ok and errors.is_not_found(exc):
-            return  # deleted meanwhile (an unscheduled pod goes at once)
-        raise
-    fresh["status"] = {**(fresh.get("status") or {}), "phase": phase, "conditions": conditions or [],
-                       "containerStatuses": [{"name": "main", "image": "busybox", "imageID": "", "ready": False,
-                                              "restartCount": 0, "state": state}]}
-    await cluster.client.update(PODS, fresh, subresource="status")
+    for _ in range(10):  # as a kubelet does, retry when the controller changed the pod meanwhile
+        try:
+            fresh = await cluster.client.get(PODS, pod["metadata"]["name"], NS)
+            fresh["status"] = _terminated(fresh, phase, state, conditions)
+            await cluster.client.update(PODS, fresh, subresource="status")
+            return
+        except errors.APIError as exc:
+            if missing_ok and errors.is_not_found(exc):
+                return  # deleted meanwhile (an unscheduled pod goes at once)
+            if not errors.is_conflict(exc):
+                raise
+    raise AssertionError(f"pod {pod['metadata']['name']}: status update kept conflicting")
+
+
+def _terminated(pod: dict[str, Any], phase: str, state: dict[str, Any], conditions: list[dict[str, Any]] | None) -> dict[str, Any]:
+    return {**(pod.get("status") or {}), "phase": phase, "conditions": conditions or [],
+            "containerStatuses": [{"name": "main", "image": "busybox", "imageID": "", "ready": False,
+                                   "restartCount": 0, "state": state}]}
 
 
 def _condition(job: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -161,8 +169,12 @@ async def test_failures_past_the_backoff_limit_fail_the_job(cluster: Cluster) ->
         pods = await _n_pods(cluster, "flaky", 1)
         return next((p for p in pods or [] if p["metadata"]["name"] != first["metadata"]["name"]), None)
     second = await eventually(replacement)
-    job = await cluster.client.get(JOBS, "flaky", NS)
-    assert job["status"]["failed"] == 1 and _condition(job, "Failed") is None
+
+    async def one_failure() -> dict[str, Any] | None:
+        job = await cluster.client.get(JOBS, "flaky", NS)
+        return job if job["status"].get("failed") == 1 else None
+    job = await eventually(one_failure)
+    assert _condition(job, "Failed") is None and _condition(job, "FailureTarget") is None
 
     await _finish(cluster, second, 1)
     failed = await eventually(lambda: _job_with(cluster, "flaky", "Failed"))
@@ -215,7 +227,11 @@ async def test_suspend_deletes_the_pods_and_resume_starts_again(cluster: Cluster
 
     await cluster.client.patch(JOBS, "pausing", {"spec": {"suspend": False}}, NS)
     pods = await eventually(lambda: _n_pods(cluster, "pausing", 2))
-    job = await cluster.client.get(JOBS, "pausing", NS)
+
+    async def resumed() -> dict[str, Any] | None:
+        job = await cluster.client.get(JOBS, "pausing", NS)
+        return job if (_condition(job, "Suspended") or {}).get("status") == "False" else None
+    job = await eventually(resumed)
     condition = _condition(job, "Suspended") or {}
     assert (condition.get("status"), condition.get("reason"), condition.get("message")) == ("False", "JobResumed", "Job resumed")
     assert job["status"]["startTime"] >= started

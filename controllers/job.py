@@ -226,6 +226,7 @@ class Sync:
         if self.status != (self.job.get("status") or {}):
             self.job = await self.c.write_status(self.job, self.status)
             self.status = copy.deepcopy(self.job.get("status") or {})
+        self.c._backoff[self.uid] = self.record
         await self._remove_finalizers(release)
         await self._delete(doomed, not_failures=failure is None and success is None and bool(self.spec.get("suspend")))
         self._flush(release)
@@ -246,6 +247,7 @@ class Sync:
     def _collect_finished(self, failure: tuple[str, str] | None) -> tuple[list[Obj], tuple[str, str] | None]:
         """Finished pods with our finalizer: into uncounted (or just released); FailJob/FailIndex noted."""
         release: list[Obj] = []
+        finished: list[tuple[bool, float]] = []  # newly seen ends, for the backoff record
         known = set(self.unc_succeeded) | set(self.unc_failed)
         policy = self.spec.get("podFailurePolicy")
         suspended = bool(self.spec.get("suspend"))
@@ -265,6 +267,7 @@ class Sync:
                     release.append(pod)  # a duplicate or out-of-range index does not count
                     continue
                 self.unc_succeeded.append(uid)
+                finished.append((True, _finish_time(pod, self.now)))
                 release.append(pod)
             elif uid in self.c.suspended_pods and (job_pods.is_terminal(pod) or _meta(pod).get("deletionTimestamp")):
                 release.append(pod)  # removed by the suspension, not a failure
@@ -284,10 +287,15 @@ class Sync:
                         if (match is not None and match.action == "FailIndex") or counted + 1 > self.per_index:
                             self.failed_indexes.add(index)
                 self.unc_failed.append(uid)
+                finished.append((False, _finish_time(pod, self.now)))
         self.status["uncountedTerminatedPods"] = {k: v for k, v in (("succeeded", self.unc_succeeded),
                                                                     ("failed", self.unc_failed)) if v}
         if self.per_index is not None:
             self.status["failedIndexes"] = job_indexes.format(self.failed_indexes)
+        # The replacement decision below must already see these ends (upstream's newBackoffRecord);
+        # the record is kept once the status naming them is written.
+        self.record = copy.copy(self.c.backoff(self.uid))
+        self.record.update(finished)
         return release, failure
 
     def _succeeded_indexes(self) -> set[int]:
@@ -387,7 +395,7 @@ class Sync:
 
     def _wait_backoff(self) -> bool:
         """False (and a requeue) while the replacement must still wait after recent failures."""
-        left = self.c.backoff(self.uid).remaining(self.now, self.c.backoff_base, self.c.backoff_cap)
+        left = self.record.remaining(self.now, self.c.backoff_base, self.c.backoff_cap)
         if left > 0:
             self._later(left)
             return False
@@ -482,13 +490,6 @@ class Sync:
         self.unc_failed = [u for u in self.unc_failed if u not in moved_failed]
         self.status["uncountedTerminatedPods"] = {k: v for k, v in (("succeeded", self.unc_succeeded),
                                                                     ("failed", self.unc_failed)) if v}
-        finished = [(True, _finish_time(present[u], self.now)) for u in moved_ok if u in present]
-        finished += [(False, _finish_time(present[u], self.now)) for u in moved_failed if u in present]
-        self.c.backoff(self.uid).update(finished)
-        if moved_failed:
-            left = self.c.backoff(self.uid).remaining(self.now, self.c.backoff_base, self.c.backoff_cap)
-            if left > 0:
-                self._later(left)
 
     def _finish(self, failure: tuple[str, str] | None, success: tuple[str, str] | None) -> bool:
         """Failed or Complete once every pod has stopped and been counted; True when it ended now."""

@@ -14,6 +14,7 @@ ttlSecondsAfterFinished deletes a finished Job.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from kubernetes import client as pyclient
 
 from client import errors
 from client.resources import EVENTS, JOBS, PODS
-from controllers import job_indexes, job_pods
+from controllers import job_indexes, job_pods, timestamps
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
@@ -51,7 +52,7 @@ async def _finish(cluster: Cluster, pod: dict[str, Any], exit_code: int, conditi
                   *, missing_ok: bool = False) -> None:
     phase = "Succeeded" if exit_code == 0 else "Failed"
     state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else "Error",
-                            "finishedAt": "2026-01-01T00:00:00Z", "startedAt": "2026-01-01T00:00:00Z"}}
+                            "finishedAt": timestamps.format(time.time()), "startedAt": timestamps.format(time.time())}}
     for _ in range(10):  # as a kubelet does, retry when the controller changed the pod meanwhile
         try:
             fresh = await cluster.client.get(PODS, pod["metadata"]["name"], NS)

@@ -292,3 +292,53 @@ async def test_a_finished_job_with_a_ttl_is_deleted(cluster: Cluster) -> None:
             return errors.is_not_found(exc)
         return bool(job["metadata"].get("deletionTimestamp"))
     assert await eventually(gone, timeout=10)
+
+
+async def _index_pods(cluster: Cluster, job: str, index: int) -> list[dict[str, Any]] | None:
+    pods = [p for p in await _n_pods(cluster, job, 0) or [] if job_indexes.index_of(p) == index]
+    return pods or None
+
+
+async def test_an_index_past_its_backoff_limit_fails_alone_and_the_job_ends_with_failed_indexes(cluster: Cluster) -> None:
+    await cluster.client.create(JOBS, _job("per-index", completions=2, parallelism=2, completionMode="Indexed",
+                                           backoffLimitPerIndex=1), NS)
+    [first] = await eventually(lambda: _index_pods(cluster, "per-index", 0))
+    [other] = await eventually(lambda: _index_pods(cluster, "per-index", 1))
+    assert first["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"] == "0"
+
+    await _finish(cluster, first, 1)
+    [retry] = await eventually(lambda: _index_pods(cluster, "per-index", 0))
+    assert retry["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"] == "1"
+
+    await _finish(cluster, retry, 1)
+
+    async def index_failed() -> dict[str, Any] | None:
+        job = await cluster.client.get(JOBS, "per-index", NS)
+        return job if job["status"].get("failedIndexes") == "0" else None
+    job = await eventually(index_failed)
+    assert _condition(job, "FailureTarget") is None  # index 1 still runs
+
+    await _finish(cluster, other, 0)
+    failed = await eventually(lambda: _job_with(cluster, "per-index", "Failed"))
+    condition = _condition(failed, "Failed") or {}
+    assert (condition.get("reason"), condition.get("message")) == ("FailedIndexes", "Job has failed indexes")
+    assert (failed["status"]["completedIndexes"], failed["status"]["failedIndexes"], failed["status"]["failed"]) == ("1", "0", 2)
+
+
+async def test_more_failed_indexes_than_allowed_fail_the_job(cluster: Cluster) -> None:
+    await cluster.client.create(JOBS, _job("max-failed", completions=3, parallelism=3, completionMode="Indexed",
+                                           backoffLimitPerIndex=0, maxFailedIndexes=0), NS)
+    [first] = await eventually(lambda: _index_pods(cluster, "max-failed", 0))
+    await eventually(lambda: _n_pods(cluster, "max-failed", 3))
+
+    await _finish(cluster, first, 1)
+    target = await eventually(lambda: _job_with(cluster, "max-failed", "FailureTarget"))
+    condition = _condition(target, "FailureTarget") or {}
+    assert (condition.get("reason"), condition.get("message")) == (
+        "MaxFailedIndexesExceeded", "Job has exceeded the specified maximum number of failed indexes")
+
+    for pod in await _pods(cluster, "max-failed"):
+        if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            await _finish(cluster, pod, 137, missing_ok=True)
+    failed = await eventually(lambda: _job_with(cluster, "max-failed", "Failed"))
+    assert (_condition(failed, "Failed") or {}).get("reason") == "MaxFailedIndexesExceeded"

@@ -342,3 +342,33 @@ async def test_more_failed_indexes_than_allowed_fail_the_job(cluster: Cluster) -
             await _finish(cluster, pod, 137, missing_ok=True)
     failed = await eventually(lambda: _job_with(cluster, "max-failed", "Failed"))
     assert (_condition(failed, "Failed") or {}).get("reason") == "MaxFailedIndexesExceeded"
+
+
+@pytest.mark.parametrize(("policy", "replaced_while_terminating"), [("Failed", False), ("TerminatingOrFailed", True)])
+async def test_pod_replacement_policy_decides_when_a_deleted_pod_is_replaced(
+        cluster: Cluster, policy: str, replaced_while_terminating: bool) -> None:
+    name = f"replace-{policy.lower()}"
+    await cluster.client.create(JOBS, _job(name, podReplacementPolicy=policy), NS)
+    [first] = await eventually(lambda: _n_pods(cluster, name, 1))
+
+    await cluster.client.delete(PODS, first["metadata"]["name"], NS)
+
+    async def settled() -> dict[str, Any] | None:
+        job = await cluster.client.get(JOBS, name, NS)
+        status = job.get("status") or {}
+        pods = await _n_pods(cluster, name, 1)
+        if replaced_while_terminating:
+            return job if pods and status.get("failed") == 1 else None
+        return job if status.get("terminating") == 1 and status.get("active") is None else None
+    job = await eventually(settled)
+
+    if replaced_while_terminating:
+        assert job["status"]["failed"] == 1  # a deleted pod counts as failed at once
+        return
+    assert await _n_pods(cluster, name, 1) is None and "failed" not in job["status"]
+    await _finish(cluster, first, 137)  # the kubelet reports it stopped: now it is a failure
+    await eventually(lambda: _n_pods(cluster, name, 1))
+
+    async def counted() -> bool:
+        return (await cluster.client.get(JOBS, name, NS))["status"].get("failed") == 1
+    assert await eventually(counted)

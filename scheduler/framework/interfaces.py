@@ -168,6 +168,9 @@ class PermitPlugin(Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Protocol):
+    """A class attribute `allow_parallel_pre_bind = True` is 1.36's PreBindPreFlightResult.AllowParallel:
+    adjacent plugins that set it have their PreBind run at the same time (absent: False)."""
+
     name: str
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Obj, node_name: str) -> Status | None:
@@ -249,7 +252,9 @@ class CycleObserver(Protocol):
     `point` is the extension point's upstream name ("PreFilter", "Filter", "PostFilter",
     "PreScore", "Score", "FinalScore", "Reserve", "Permit", "PreBind", "Bind"); `node` is "" for
     points not tied to one node; `value` is the Status (None: success), or the score as an int
-    for Score (raw) and FinalScore (normalized and weighted).
+    for Score (raw) and FinalScore (normalized and weighted); PreFilter gives `(PreFilterResult |
+    None, Status | None)`, PostFilter `(PostFilterResult | None, Status | None)` and Permit
+    `(Status | None, timeout seconds)`.
     """
 
     def observe(self, pod: Obj, point: str, plugin: str, node: str, value: Any) -> None: ...

@@ -13,6 +13,7 @@ import asyncio
 from typing import Any
 
 from client.rest import RestClient
+from controllers.cron_job import CronJobController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
 from controllers.job import JobController
@@ -22,7 +23,6 @@ from controllers.namespace import NamespaceController
 from controllers.reconciling import Controller
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
-from controllers.cron_job import CronJobController
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "job",
          "ttl-after-finished", "cronjob")

@@ -1,59 +1,24 @@
-"""Jobs end to end under `haru up`, judged by kubectl v1.36.3: the hollow nodes run the pods
-(`sh -c "exit 0"` succeeds, `exit 3` fails) and the Job controller counts them.
-
-Until the scheduler runs in `haru up`, the test binds each job pod to a node itself through the
-pods/binding subresource (`kubectl create --raw`), as the scheduler would; a pod something else
-bound already is left alone. `kubectl wait --for=condition=...` runs beside the binding loop.
+"""Jobs end to end under `haru up`, judged by kubectl v1.36.3: the scheduler binds the pods,
+the hollow nodes run them (`sh -c "exit 0"` succeeds, `exit 3` fails) and the Job controller
+counts them; `kubectl wait --for=condition=complete|failed` returns. A Job made from a CronJob
+with `kubectl create job --from=cronjob/x` runs too.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import time
 from typing import Any
 
 import pytest
 
-from tests import realclients
 from tests.conftest import Cluster
 
 pytestmark = pytest.mark.slow
-NODE = "cpu-0"
 
 
-def _bind_pending(haru: Cluster, ns: str, job: str) -> None:
-    pods = json.loads(haru.kubectl("-n", ns, "get", "pods", "-l", f"batch.kubernetes.io/job-name={job}",
-                                   "-o", "json").stdout)["items"]
-    for pod in pods:
-        if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
-            continue
-        name = pod["metadata"]["name"]
-        binding = json.dumps({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
-                              "target": {"kind": "Node", "name": NODE}})
-        # A scheduler may have bound it meanwhile: that conflict is fine.
-        haru.kubectl("create", "--raw", f"/api/v1/namespaces/{ns}/pods/{name}/binding", "-f", "-",
-                     input=binding, check=False)
-
-
-def _wait_while_binding(haru: Cluster, ns: str, job: str, condition: str, timeout: float = 90) -> str:
-    """Run `kubectl wait --for=condition=<condition>` and bind the job's pods until it returns."""
-    env = {**os.environ, "KUBECONFIG": haru.kubeconfig, "HOME": haru.data_dir}
-    waiting = subprocess.Popen([realclients.kubectl(), "-n", ns, "wait", f"--for=condition={condition}", f"job/{job}",
-                                f"--timeout={int(timeout)}s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env)
-    try:
-        while waiting.poll() is None:
-            _bind_pending(haru, ns, job)
-            time.sleep(0.3)
-        out, err = waiting.communicate()
-    finally:
-        if waiting.poll() is None:
-            waiting.kill()
-            waiting.wait()
-    assert waiting.returncode == 0, f"kubectl wait: {out}{err}"
-    return out.strip()
+def _wait(haru: Cluster, ns: str, job: str, condition: str, timeout: float = 90) -> str:
+    return haru.kubectl("-n", ns, "wait", f"--for=condition={condition}", f"job/{job}", f"--timeout={int(timeout)}s",
+                        timeout=timeout + 10).stdout.strip()
 
 
 def _ns(haru: Cluster, name: str) -> str:
@@ -70,7 +35,7 @@ def test_kubectl_create_job_runs_to_complete(haru: Cluster) -> None:
     ns = _ns(haru, "jobs-pi")
     haru.kubectl("-n", ns, "create", "job", "pi", "--image=busybox", "--", "sh", "-c", "exit 0")
 
-    assert _wait_while_binding(haru, ns, "pi", "complete") == "job.batch/pi condition met"
+    assert _wait(haru, ns, "pi", "complete") == "job.batch/pi condition met"
 
     status = _job(haru, ns, "pi")["status"]
     assert [(c["type"], c["reason"]) for c in status["conditions"]] == [
@@ -108,7 +73,7 @@ def test_an_indexed_job_completes_every_index(haru: Cluster) -> None:
     ns = _ns(haru, "jobs-indexed")
     haru.kubectl("-n", ns, "apply", "-f", "-", input=INDEXED)
 
-    _wait_while_binding(haru, ns, "indexed", "complete")
+    _wait(haru, ns, "indexed", "complete")
 
     status = _job(haru, ns, "indexed")["status"]
     assert (status["completedIndexes"], status["succeeded"]) == ("0-2", 3)
@@ -137,7 +102,7 @@ def test_a_failing_job_reaches_its_backoff_limit(haru: Cluster) -> None:
     haru.kubectl("-n", ns, "apply", "-f", "-", input=FAILING)
 
     # The replacement waits the real first backoff step (10 s).
-    _wait_while_binding(haru, ns, "failing", "failed")
+    _wait(haru, ns, "failing", "failed")
 
     job = _job(haru, ns, "failing")
     failed = [c for c in job["status"]["conditions"] if c["type"] == "Failed"]
@@ -146,3 +111,16 @@ def test_a_failing_job_reaches_its_backoff_limit(haru: Cluster) -> None:
     assert job["status"]["failed"] == 2
     described = haru.kubectl("-n", ns, "describe", "job", "failing").stdout
     assert "BackoffLimitExceeded" in described and "Job has reached the specified backoff limit" in described
+
+
+def test_a_job_created_from_a_cronjob_runs_to_complete(haru: Cluster) -> None:
+    ns = _ns(haru, "jobs-from-cron")
+    haru.kubectl("-n", ns, "create", "cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *", "--",
+                 "sh", "-c", "exit 0")
+
+    haru.kubectl("-n", ns, "create", "job", "nightly-now", "--from=cronjob/nightly")
+
+    assert _wait(haru, ns, "nightly-now", "complete") == "job.batch/nightly-now condition met"
+    job = _job(haru, ns, "nightly-now")
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert [(r["kind"], r["name"]) for r in job["metadata"]["ownerReferences"]] == [("CronJob", "nightly")]

@@ -32,6 +32,7 @@ log = logging.getLogger("haru.controllers.job")
 Obj = dict[str, Any]
 COMPONENT = "job-controller"
 OWNER_INDEX = "job-controller-uid"
+OWNER_NAME_INDEX = "job-controller-name"
 MAX_PODS_PER_SYNC = 500  # upstream's MaxPodCreateDeletePerSync
 MAX_UNCOUNTED = 500  # upstream's MaxUncountedPods
 
@@ -51,6 +52,11 @@ def controlling_job(pod: Obj) -> tuple[str, str] | None:
 def _owner_uid(pod: Obj) -> list[str]:
     owner = controlling_job(pod)
     return [owner[1]] if owner else []
+
+
+def _owner_key(pod: Obj) -> list[str]:
+    owner = controlling_job(pod)
+    return [f"{_meta(pod).get('namespace')}/{owner[0]}"] if owner else []
 
 
 def _rv(obj: Obj) -> int | None:
@@ -74,7 +80,7 @@ class JobController:
         self.client = client
         self.backoff_base, self.backoff_cap, self.clock = backoff_base, backoff_cap, clock
         self.jobs = Watch(JOBS, by_name)
-        self.pods = Watch(PODS, self._pod_keys, indexers={OWNER_INDEX: _owner_uid})
+        self.pods = Watch(PODS, self._pod_keys, indexers={OWNER_INDEX: _owner_uid, OWNER_NAME_INDEX: _owner_key})
         self.watches = [self.jobs, self.pods]
         self._ctx: Any = None
         self._backoff: dict[str, job_backoff.Record] = {}
@@ -125,14 +131,21 @@ class JobController:
         assert isinstance(key, str)
         store = self._store(self.jobs)
         job = store.get(key) if store is not None else None
+        pod_store = self._store(self.pods)
+        uid = _meta(job).get("uid") or ""
+        named = pod_store.by_index(OWNER_NAME_INDEX, key) if pod_store is not None else []
+        # Pods of a Job that is gone (or of an earlier Job of that name) would keep our finalizer forever.
+        orphans = [p for p in named if job_pods.has_finalizer(p) and (controlling_job(p) or ("", ""))[1] != uid]
+        if orphans:
+            await Sync.release_orphans(self, orphans)
         if job is None:
             self._written.pop(key, None)
             return None
-        uid = _meta(job).get("uid") or ""
+        if conds.finished(job) is not None:
+            self._expected.pop(uid, None)
         written, cached = self._written.get(key), _rv(job)
         if written is not None and cached is not None and cached < written:
             return Result(requeue_after=0.05)  # our own last write is not in the cache yet
-        pod_store = self._store(self.pods)
         pods = [p for p in (pod_store.by_index(OWNER_INDEX, uid) if pod_store is not None else [])]
         if not self._satisfied(uid, {_meta(p).get("name") or "": p for p in pods}):
             return Result(requeue_after=1.0)  # the pod events will bring us back sooner
@@ -185,9 +198,14 @@ class Sync:
 
     # -- the pass ----------------------------------------------------------------------------
 
+    @staticmethod
+    async def release_orphans(controller: JobController, pods: list[Obj]) -> None:
+        for pod in pods:
+            await _remove_finalizer(controller.client, pod)
+
     async def run(self) -> Result | None:
-        if conds.finished(self.job) is not None:
-            # Ended: nothing to count any more, but no pod may keep our finalizer.
+        if conds.finished(self.job) is not None or self.meta.get("deletionTimestamp"):
+            # Ended or going away: nothing to count any more, but no pod may keep our finalizer.
             await self._remove_finalizers([p for p in self.pods if job_pods.has_finalizer(p)])
             self.c._backoff.pop(self.uid, None)
             return None
@@ -443,19 +461,8 @@ class Sync:
 
     async def _remove_finalizers(self, pods: list[Obj]) -> None:
         for pod in pods:
-            finalizers = _meta(pod).get("finalizers") or []
-            if job_pods.TRACKING_FINALIZER not in finalizers:
-                continue
-            at = finalizers.index(job_pods.TRACKING_FINALIZER)
-            patch = [{"op": "test", "path": f"/metadata/finalizers/{at}", "value": job_pods.TRACKING_FINALIZER},
-                     {"op": "remove", "path": f"/metadata/finalizers/{at}"}]
-            try:
-                await self.c.client.patch(PODS, _meta(pod).get("name") or "", patch, _meta(pod).get("namespace"),
-                                          patch_type="json")
-            except errors.APIError as exc:
-                if not errors.is_not_found(exc):
-                    raise
-            self.c._expect(self.uid, _meta(pod).get("name") or "", "unfinalize")
+            if await _remove_finalizer(self.c.client, pod):
+                self.c._expect(self.uid, _meta(pod).get("name") or "", "unfinalize")
 
     # -- status ------------------------------------------------------------------------------
 
@@ -515,3 +522,19 @@ class Sync:
             await self._event("Warning", ended.get("reason") or "", ended.get("message") or "")
         log.info("job %s/%s %s: %s", self.meta.get("namespace"), self.meta.get("name"), ended.get("type"),
                  ended.get("message"))
+
+
+async def _remove_finalizer(client: RestClient, pod: Obj) -> bool:
+    """Drop the tracking finalizer (a JSON patch that tests it is still where we saw it)."""
+    finalizers = _meta(pod).get("finalizers") or []
+    if job_pods.TRACKING_FINALIZER not in finalizers:
+        return False
+    at = finalizers.index(job_pods.TRACKING_FINALIZER)
+    patch = [{"op": "test", "path": f"/metadata/finalizers/{at}", "value": job_pods.TRACKING_FINALIZER},
+             {"op": "remove", "path": f"/metadata/finalizers/{at}"}]
+    try:
+        await client.patch(PODS, _meta(pod).get("name") or "", patch, _meta(pod).get("namespace"), patch_type="json")
+    except errors.APIError as exc:
+        if not errors.is_not_found(exc):
+            raise
+    return True

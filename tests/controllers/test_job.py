@@ -8,7 +8,8 @@ index annotation, label, hostname and env; failures past backoffLimit fail the J
 FailureTarget then Failed; a FailJob pod failure policy rule fails it at once; Ignore does not
 count; suspend deletes the pods and resume brings them back with a new startTime;
 activeDeadlineSeconds fails a running Job; a successPolicy completes an Indexed Job early;
-ttlSecondsAfterFinished deletes a finished Job.
+ttlSecondsAfterFinished deletes a finished Job (foreground); a deleted Job's pods lose the
+finalizer.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from controllers import job_indexes, job_pods, timestamps
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
-CONTROLLERS = ("job", "ttl-after-finished")
+CONTROLLERS = ("job", "ttl-after-finished", "garbage-collector")
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 NS = "default"
 
@@ -287,11 +288,23 @@ async def test_a_finished_job_with_a_ttl_is_deleted(cluster: Cluster) -> None:
 
     async def gone() -> bool:
         try:
-            job = await cluster.client.get(JOBS, "shortlived", NS)
+            await cluster.client.get(JOBS, "shortlived", NS)
         except errors.APIError as exc:
             return errors.is_not_found(exc)
-        return bool(job["metadata"].get("deletionTimestamp"))
+        return False
     assert await eventually(gone, timeout=10)
+    assert await _pods(cluster, "shortlived") == []  # foreground: the pods went first
+
+
+async def test_deleting_a_running_job_lets_its_pods_go(cluster: Cluster) -> None:
+    await cluster.client.create(JOBS, _job("doomed", parallelism=2, completions=2), NS)
+    await eventually(lambda: _n_pods(cluster, "doomed", 2))
+
+    await cluster.client.delete(JOBS, "doomed", NS, propagation_policy="Background")
+
+    async def released() -> bool:
+        return await _pods(cluster, "doomed") == []  # the finalizer does not hold them
+    assert await eventually(released, timeout=10)
 
 
 async def _index_pods(cluster: Cluster, job: str, index: int) -> list[dict[str, Any]] | None:

@@ -280,18 +280,23 @@ class Sync:
                 self._later(0.0)  # the rest next time, keeping the status small
                 break
             if job_pods.phase(pod) == "Succeeded":
-                index = self._index(pod) if self.indexed else None
-                if self.indexed and (index is None or index in self.completed):
-                    release.append(pod)  # a duplicate or out-of-range index does not count
+                release.append(pod)
+                if self.indexed:
+                    # The index alone keeps a success from counting twice (no uid to track), as upstream.
+                    index = self._index(pod)
+                    if index is not None and index not in self.completed:
+                        self.completed.add(index)
+                        finished.append((True, _finish_time(pod, self.now)))
                     continue
                 self.unc_succeeded.append(uid)
                 finished.append((True, _finish_time(pod, self.now)))
-                release.append(pod)
             elif uid in self.c.suspended_pods and (job_pods.is_terminal(pod) or _meta(pod).get("deletionTimestamp")):
                 release.append(pod)  # removed by the suspension, not a failure
                 self.c.suspended_pods.discard(uid)
-            elif job_pods.counts_as_failed(pod, self.only_failed) and not (
-                    suspended and job_pods.phase(pod) != "Failed"):
+            elif (job_pods.counts_as_failed(pod, self.only_failed) and not (
+                    suspended and job_pods.phase(pod) != "Failed")) or (
+                    failure is not None and _meta(pod).get("deletionTimestamp")):
+                # (Once the Job is failing, every pod being stopped counts as failed.)
                 match = job_failure_policy.match(policy, pod) if job_pods.phase(pod) == "Failed" else None
                 release.append(pod)
                 if match is not None and not match.counts:
@@ -310,6 +315,9 @@ class Sync:
                                                                     ("failed", self.unc_failed)) if v}
         if self.per_index is not None:
             self.status["failedIndexes"] = job_indexes.format(self.failed_indexes)
+        if self.indexed:
+            self.status["completedIndexes"] = job_indexes.format(self.completed)
+            self.status["succeeded"] = len(self.completed)
         # The replacement decision below must already see these ends (upstream's newBackoffRecord);
         # the record is kept once the status naming them is written.
         self.record = copy.copy(self.c.backoff(self.uid))
@@ -489,9 +497,12 @@ class Sync:
         moved_ok = [u for u in self.unc_succeeded if free(u)]
         moved_failed = [u for u in self.unc_failed if free(u)]
         if self.indexed:
+            # Successes count by index (uids of Indexed pods appear here only from an older writer).
             self.completed |= {i for u in moved_ok if u in present and (i := self._index(present[u])) is not None}
             self.status["completedIndexes"] = job_indexes.format(self.completed)
-        self.status["succeeded"] = int(self.status.get("succeeded") or 0) + len(moved_ok)
+            self.status["succeeded"] = len(self.completed)
+        else:
+            self.status["succeeded"] = int(self.status.get("succeeded") or 0) + len(moved_ok)
         self.status["failed"] = int(self.status.get("failed") or 0) + len(moved_failed)
         self.unc_succeeded = [u for u in self.unc_succeeded if u not in moved_ok]
         self.unc_failed = [u for u in self.unc_failed if u not in moved_failed]

@@ -348,7 +348,7 @@ async def test_more_failed_indexes_than_allowed_fail_the_job(cluster: Cluster) -
     target = await eventually(lambda: _job_with(cluster, "max-failed", "FailureTarget"))
     condition = _condition(target, "FailureTarget") or {}
     assert (condition.get("reason"), condition.get("message")) == (
-        "MaxFailedIndexesExceeded", "Job has exceeded the specified maximum number of failed indexes")
+        "MaxFailedIndexesExceeded", "Job has exceeded the specified maximal number of failed indexes")
 
     for pod in await _pods(cluster, "max-failed"):
         if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):

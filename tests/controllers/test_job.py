@@ -385,3 +385,23 @@ async def test_pod_replacement_policy_decides_when_a_deleted_pod_is_replaced(
     async def counted() -> bool:
         return (await cluster.client.get(JOBS, name, NS))["status"].get("failed") == 1
     assert await eventually(counted)
+
+
+async def test_a_fail_index_rule_fails_the_index_without_a_retry(cluster: Cluster) -> None:
+    policy = {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [5]}}]}
+    await cluster.client.create(JOBS, _job("fail-index", completions=2, parallelism=2, completionMode="Indexed",
+                                           backoffLimitPerIndex=3, podFailurePolicy=policy), NS)
+    [zero] = await eventually(lambda: _index_pods(cluster, "fail-index", 0))
+    [one] = await eventually(lambda: _index_pods(cluster, "fail-index", 1))
+
+    await _finish(cluster, zero, 5)
+
+    async def index_failed() -> dict[str, Any] | None:
+        job = await cluster.client.get(JOBS, "fail-index", NS)
+        return job if job["status"].get("failedIndexes") == "0" else None
+    await eventually(index_failed)
+    assert await _index_pods(cluster, "fail-index", 0) is None  # no replacement for a failed index
+
+    await _finish(cluster, one, 0)
+    failed = await eventually(lambda: _job_with(cluster, "fail-index", "Failed"))
+    assert (_condition(failed, "Failed") or {}).get("reason") == "FailedIndexes"

@@ -217,6 +217,11 @@ async def test_suspend_deletes_the_pods_and_resume_starts_again(cluster: Cluster
     await cluster.client.create(JOBS, _job("pausing", parallelism=2, completions=2), NS)
     await eventually(lambda: _n_pods(cluster, "pausing", 2))
 
+    async def running() -> dict[str, Any] | None:  # the start is recorded with the pods' count
+        job = await cluster.client.get(JOBS, "pausing", NS)
+        return job if (job.get("status") or {}).get("active") == 2 else None
+    started = (await eventually(running))["status"]["startTime"]
+
     await cluster.client.patch(JOBS, "pausing", {"spec": {"suspend": True}}, NS)
     suspended = await eventually(lambda: _job_with(cluster, "pausing", "Suspended"))
     assert (_condition(suspended, "Suspended") or {}).get("reason") == "JobSuspended"
@@ -225,7 +230,6 @@ async def test_suspend_deletes_the_pods_and_resume_starts_again(cluster: Cluster
     async def no_live_pods() -> bool:
         return all(p["metadata"].get("deletionTimestamp") for p in await _pods(cluster, "pausing"))
     await eventually(no_live_pods)
-    started = suspended["status"].get("startTime")
 
     await cluster.client.patch(JOBS, "pausing", {"spec": {"suspend": False}}, NS)
     pods = await eventually(lambda: _n_pods(cluster, "pausing", 2))

@@ -237,7 +237,7 @@ class Sync:
             doomed = active
         else:
             doomed = await self._manage(active, terminating, suspended)
-        self._fill_counts(active, terminating, doomed)
+        self._fill_counts(active, terminating, [])
 
         # 1) record what we are about to count, 2) let the pods go, 3) count them.
         self._tidy()
@@ -246,7 +246,9 @@ class Sync:
             self.status = copy.deepcopy(self.job.get("status") or {})
         self.c._backoff[self.uid] = self.record
         await self._remove_finalizers(release)
-        await self._delete(doomed, not_failures=failure is None and success is None and bool(self.spec.get("suspend")))
+        suspending = failure is None and success is None and bool(self.spec.get("suspend"))
+        deleted = await self._delete(doomed, not_failures=suspending)
+        self._fill_counts(active, terminating, deleted)
         self._flush(release)
         ended = self._finish(failure, success)
         self._tidy()
@@ -452,7 +454,9 @@ class Sync:
             self.c._expect(self.uid, _meta(pod).get("name") or "", "create")
             await self._event("Normal", "SuccessfulCreate", f"Created pod: {_meta(pod).get('name')}")
 
-    async def _delete(self, pods: list[Obj], not_failures: bool) -> None:
+    async def _delete(self, pods: list[Obj], not_failures: bool) -> list[Obj]:
+        """Delete active pods (keeping the finalizer); returns the ones that are now being deleted."""
+        deleted: list[Obj] = []
         for pod in pods[:MAX_PODS_PER_SYNC]:
             name = _meta(pod).get("name") or ""
             if not_failures:
@@ -460,12 +464,17 @@ class Sync:
             try:
                 await self.c.client.delete(PODS, name, self.meta.get("namespace"), uid=_meta(pod).get("uid"))
             except errors.APIError as exc:
-                if errors.is_not_found(exc) or errors.is_conflict(exc):
+                if errors.is_not_found(exc):
+                    deleted.append(pod)
+                    continue
+                if errors.is_conflict(exc):
                     continue
                 await self._event("Warning", "FailedDelete", f"Error deleting: {exc}")
                 raise
+            deleted.append(pod)
             self.c._expect(self.uid, name, "delete")
             await self._event("Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+        return deleted
 
     async def _remove_finalizers(self, pods: list[Obj]) -> None:
         for pod in pods:
@@ -474,10 +483,13 @@ class Sync:
 
     # -- status ------------------------------------------------------------------------------
 
-    def _fill_counts(self, active: list[Obj], terminating: list[Obj], doomed: list[Obj]) -> None:
-        self.status["active"] = len(active)
-        self.status["ready"] = sum(1 for p in active if job_pods.is_ready(p))
-        self.status["terminating"] = len(terminating)
+    def _fill_counts(self, active: list[Obj], terminating: list[Obj], deleted: list[Obj]) -> None:
+        """active/ready/terminating; pods we just deleted count as terminating, as upstream counts them."""
+        gone = {_meta(p).get("uid") for p in deleted}
+        still = [p for p in active if _meta(p).get("uid") not in gone]
+        self.status["active"] = len(still)
+        self.status["ready"] = sum(1 for p in still if job_pods.is_ready(p))
+        self.status["terminating"] = len(terminating) + len(active) - len(still)
         self.status.setdefault("succeeded", 0)
         self.status.setdefault("failed", 0)
         if self.indexed:

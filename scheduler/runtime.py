@@ -12,7 +12,8 @@ PreBind runs after its pre-flight (Skip: not called), adjacent plugins that allo
 Bind stops at the first plugin that does not Skip. A Score plugin may also offer
 `score_nodes(state, pod, nodes) -> list[int]`, its Score over many nodes in one call (it raises
 where Score would answer an error); the framework prefers it. A plugin that raises answers Status
-ERROR with its name. Every answer goes to the optional `CycleObserver`. Called by `cycle.py` and `binding.py`.
+ERROR with its name. Every answer goes to the optional `CycleObserver`. Called by `cycle.py` and
+`binding.py`.
 """
 
 from __future__ import annotations

@@ -133,6 +133,9 @@ class DynamicResources:
     def is_schedulable_after_claim_change(self, pod: Obj, old: Obj | None, new: Obj | None) -> QueueingHint:
         if new is None:
             return QueueingHint.QUEUE
+        deallocated = old is not None and pod_claims.allocation(old) and not pod_claims.allocation(new)
+        if not deallocated and not pod_claims.may_use(pod, new):
+            return QueueingHint.SKIP  # someone else's claim: what the checks below come to, without them
         try:
             used = pod_claims.claims_of(pod, self.claims.get)
         except pod_claims.NotUsable:

@@ -157,6 +157,12 @@ async def _stop(parts: list[Any]) -> None:
             await part.stop()
         except Exception:  # noqa: BLE001 - stop the rest even when one part fails to
             pass
+    # What a part left behind (a pod worker's deadline timer) must not outlive the cluster.
+    leftovers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        await asyncio.wait(leftovers, timeout=5)
 
 
 def crd_documents(directory: str) -> list[dict[str, Any]]:

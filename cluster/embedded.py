@@ -51,6 +51,8 @@ class Options:
     crd_dirs: tuple[str, ...] = ()
     grace_scale: float = node_flags.DEFAULT_GRACE_SCALE
     controllers: tuple[str, ...] = builtin.NAMES
+    controller_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. a shorter grace period
+    lease_duration: int = 40  # the kubelets' Lease, renewed at a quarter of it
 
     def shapes(self) -> list[pools.NodeShape]:
         model = self.gpu_model if self.gpus_per_node else "none"
@@ -127,13 +129,15 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     inner_port = inner._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     inner_path = os.path.join(data_dir, "components.kubeconfig")
     kubeconfig.write(inner_path, f"http://127.0.0.1:{inner_port}", token, None)
-    starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers),
+    starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers,
+                                          settings=options.controller_settings),
               supervisor.start_scheduler(inner_path, feature_gates=scheduler_features.select(options.feature_gates),
                                          embedded=True)]
     if shapes:
         starts.append(supervisor.start_nodes(inner_path, shapes=shapes, shape_args=(), kubelet_port=0,
                                              state_dir=os.path.join(data_dir, "nodes"),
-                                             grace_scale=options.grace_scale, embedded=True))
+                                             grace_scale=options.grace_scale, embedded=True,
+                                             lease_duration=options.lease_duration))
     # The three are independent API clients: start them side by side, keep whichever started.
     started = await asyncio.gather(*starts, return_exceptions=True)
     parts.extend(s for s in started if not isinstance(s, BaseException))

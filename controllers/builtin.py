@@ -1,7 +1,7 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
-the ResourceClaim controller, device-taint eviction),
+the ResourceClaim controller, device-taint eviction, node lifecycle, taint eviction),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -17,11 +17,14 @@ from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
+from controllers.node_lifecycle import NodeLifecycleController
 from controllers.reconciling import Controller
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
+from controllers.taint_eviction import TaintEvictionController
 
-NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction")
+NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction",
+         "node-lifecycle", "taint-eviction")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -38,6 +41,10 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(ResourceClaimController(client, **settings.get("resource-claim", {})))
     if "device-taint-eviction" in only:
         built.append(DeviceTaintEvictionController(client, **settings.get("device-taint-eviction", {})))
+    if "node-lifecycle" in only:
+        built.append(NodeLifecycleController(client, **settings.get("node-lifecycle", {})))
+    if "taint-eviction" in only:
+        built.append(TaintEvictionController(client, **settings.get("taint-eviction", {})))
     return built
 
 

@@ -26,7 +26,8 @@ from controllers.manager import Manager
 from tests import realclients
 
 FAST = {"namespace": {"min_recheck": 0.05, "max_recheck": 0.3}, "garbage-collector": {"rediscover_every": 2.0},
-        "device-taint-eviction": {"rule_status_period": 0.5}}
+        "device-taint-eviction": {"rule_status_period": 0.5},
+        "node-lifecycle": {"grace": 1.5, "monitor_period": 0.2}}
 
 
 @dataclass

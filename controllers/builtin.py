@@ -1,7 +1,8 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
-the ResourceClaim controller, device-taint eviction, node lifecycle, taint eviction),
+the ResourceClaim controller, device-taint eviction, node lifecycle, taint eviction,
+PodGC),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -19,12 +20,13 @@ from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.node_lifecycle import NodeLifecycleController
 from controllers.reconciling import Controller
+from controllers.pod_gc import PodGCController
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 from controllers.taint_eviction import TaintEvictionController
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction",
-         "node-lifecycle", "taint-eviction")
+         "node-lifecycle", "taint-eviction", "pod-garbage-collector")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -45,6 +47,8 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(NodeLifecycleController(client, **settings.get("node-lifecycle", {})))
     if "taint-eviction" in only:
         built.append(TaintEvictionController(client, **settings.get("taint-eviction", {})))
+    if "pod-garbage-collector" in only:
+        built.append(PodGCController(client, **settings.get("pod-garbage-collector", {})))
     return built
 
 

@@ -21,6 +21,7 @@ from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
 CONTROLLERS = ("node-lifecycle", "taint-eviction")
+SETTINGS = {"node-lifecycle": {"grace": 1.5, "monitor_period": 0.2}}
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 

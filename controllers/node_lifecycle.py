@@ -2,7 +2,8 @@
 
 Upstream's pkg/controller/nodelifecycle, keyed by node name. A node's last sign of life is the
 time we last saw its Lease (kube-node-lease/<node>) renewed or its Ready heartbeat change; when
-that is older than `grace` (upstream's --node-monitor-grace-period, 50 s since 1.32) its Ready,
+that is older than `grace` (upstream's --node-monitor-grace-period, 50 s since 1.32; a node that never
+posted Ready gets `startup_grace`, --node-startup-grace-period, 60 s) its Ready,
 MemoryPressure, DiskPressure and PIDPressure conditions become Unknown ("Kubelet stopped posting
 node status."). Then the taints follow the Ready condition: Unknown → node.kubernetes.io/unreachable,
 False → node.kubernetes.io/not-ready, both NoSchedule and NoExecute (with timeAdded); True → neither.
@@ -28,6 +29,7 @@ log = logging.getLogger("haru.controllers.nodelifecycle")
 Obj = dict[str, Any]
 LEASE_NAMESPACE = "kube-node-lease"
 GRACE = 50.0
+STARTUP_GRACE = 60.0
 MONITOR_PERIOD = 5.0
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -43,10 +45,10 @@ def condition(node: Obj, kind: str) -> Obj | None:
 
 
 def wanted_taint_key(node: Obj) -> str | None:
-    """Which lifecycle taint the Ready condition calls for (None: the node is Ready)."""
-    ready = condition(node, "Ready")
-    status = (ready or {}).get("status") or "Unknown"
-    if status == "True":
+    """Which lifecycle taint the Ready condition calls for (None: Ready, or no condition yet —
+    a node that never posted one is tainted once the startup grace has made it Unknown)."""
+    status = (condition(node, "Ready") or {}).get("status")
+    if status in (None, "True"):
         return None
     return NOT_READY if status == "False" else UNREACHABLE
 
@@ -81,9 +83,11 @@ def _lease_key(event: Event) -> list[Hashable]:
 class NodeLifecycleController:
     name = "node-lifecycle"
 
-    def __init__(self, client: RestClient, *, grace: float = GRACE, monitor_period: float = MONITOR_PERIOD) -> None:
+    def __init__(self, client: RestClient, *, grace: float = GRACE, startup_grace: float = STARTUP_GRACE,
+                 monitor_period: float = MONITOR_PERIOD) -> None:
         self.client = client
         self.grace = grace
+        self.startup_grace = startup_grace
         self.monitor_period = monitor_period
         self.nodes = Watch(NODES, by_name)
         self.leases = Watch(LEASES, _lease_key, namespace=LEASE_NAMESPACE)
@@ -116,13 +120,14 @@ class NodeLifecycleController:
             self.health.pop(name, None)
             return None
         health = self._observe(name, node, self._cached(self.leases, f"{LEASE_NAMESPACE}/{name}"))
-        left = health.probe_time + self.grace - time.time()
+        grace = self.grace if condition(node, "Ready") is not None else self.startup_grace
+        left = health.probe_time + grace - time.time()
         if left <= 0:
-            node = await self._mark_unknown(node)
+            node = await self._mark_unknown(node, grace)
         await self._taint(node)
         return Result(requeue_after=max(left, 0.0) + 0.01 if left > 0 else self.monitor_period)
 
-    async def _mark_unknown(self, node: Obj) -> Obj:
+    async def _mark_unknown(self, node: Obj, grace: float) -> Obj:
         now = now_rfc3339()
         changed = []
         for kind in WATCHED_CONDITIONS:
@@ -137,7 +142,7 @@ class NodeLifecycleController:
         if not changed:
             return node
         name = node["metadata"]["name"]
-        log.info("node %s: no heartbeat for %.0fs, conditions set to Unknown", name, self.grace)
+        log.info("node %s: no heartbeat for %.0fs, conditions set to Unknown", name, grace)
         patch = {"metadata": {"uid": node["metadata"].get("uid")}, "status": {"conditions": changed}}
         try:
             return await self.client.patch(NODES, name, patch, patch_type="strategic", subresource="status")

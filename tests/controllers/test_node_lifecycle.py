@@ -21,7 +21,7 @@ from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
 CONTROLLERS = ("node-lifecycle", "taint-eviction")
-SETTINGS = {"node-lifecycle": {"grace": 1.5, "monitor_period": 0.2}}
+SETTINGS = {"node-lifecycle": {"grace": 1.5, "startup_grace": 2.0, "monitor_period": 0.2}}
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -102,6 +102,20 @@ async def test_a_node_not_ready_is_tainted_not_ready(cluster: Cluster) -> None:
         return _taints(node) == {(NOT_READY, "NoSchedule"), (NOT_READY, "NoExecute")}
 
     await eventually(tainted, timeout=15)
+
+
+async def test_a_node_that_never_posted_status_is_marked_never_updated(cluster: Cluster) -> None:
+    await cluster.client.create(NODES, {"metadata": {"name": "mute"}})
+
+    async def marked() -> dict[str, Any] | None:
+        node = await cluster.client.get(NODES, "mute")
+        return node if _taints(node) else None
+
+    node = await eventually(marked, timeout=15)
+    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == \
+        ("Unknown", "NodeStatusNeverUpdated", "Kubelet never posted node status.")
+    assert _taints(node) == {(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")}
 
 
 async def test_pods_on_an_unreachable_node_go_after_their_toleration_seconds(cluster: Cluster) -> None:

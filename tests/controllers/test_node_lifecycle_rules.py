@@ -19,7 +19,7 @@ def test_the_ready_condition_picks_the_taint():
     assert wanted_taint_key(_node("True")) is None
     assert wanted_taint_key(_node("False")) == NOT_READY
     assert wanted_taint_key(_node("Unknown")) == UNREACHABLE
-    assert wanted_taint_key(_node(None)) == UNREACHABLE
+    assert wanted_taint_key(_node(None)) is None  # nothing posted yet: no verdict
 
 
 def test_lifecycle_taints_swap_keys_keep_others_and_keep_time_added():

@@ -1,8 +1,8 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
-the ResourceClaim controller, device-taint eviction, node lifecycle, taint eviction,
-PodGC, the kube-root-ca.crt publisher),
+the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
+TTL-after-finished, CronJob, node lifecycle, taint eviction, PodGC, the kube-root-ca.crt publisher),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -14,21 +14,26 @@ import asyncio
 from typing import Any
 
 from client.rest import RestClient
+from controllers.cron_job import CronJobController
+from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
+from controllers.job import JobController
+from controllers.job_ttl import TTLAfterFinishedController
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.node_lifecycle import NodeLifecycleController
 from controllers.reconciling import Controller
 from controllers.pod_gc import PodGCController
+from controllers.replica_set import ReplicaSetController
 from controllers.root_ca_publisher import RootCAPublisher
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 from controllers.taint_eviction import TaintEvictionController
 
-NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction",
-         "node-lifecycle", "taint-eviction", "pod-garbage-collector",
-         "root-ca-certificate-publisher")
+NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
+         "deployment", "job", "ttl-after-finished", "cronjob", "node-lifecycle", "taint-eviction",
+         "pod-garbage-collector", "root-ca-certificate-publisher")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -45,6 +50,16 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(ResourceClaimController(client, **settings.get("resource-claim", {})))
     if "device-taint-eviction" in only:
         built.append(DeviceTaintEvictionController(client, **settings.get("device-taint-eviction", {})))
+    if "replicaset" in only:
+        built.append(ReplicaSetController(client, **settings.get("replicaset", {})))
+    if "deployment" in only:
+        built.append(DeploymentController(client, **settings.get("deployment", {})))
+    if "job" in only:
+        built.append(JobController(client, **settings.get("job", {})))
+    if "ttl-after-finished" in only:
+        built.append(TTLAfterFinishedController(client, **settings.get("ttl-after-finished", {})))
+    if "cronjob" in only:
+        built.append(CronJobController(client, **settings.get("cronjob", {})))
     if "node-lifecycle" in only:
         built.append(NodeLifecycleController(client, **settings.get("node-lifecycle", {})))
     if "taint-eviction" in only:

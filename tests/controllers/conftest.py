@@ -4,7 +4,7 @@ tasks on the same loop, and the real kubectl pointed at it.
 `cluster` starts `apiserver.runner` (plain HTTP, no auth) in a temp dir and the controllers a
 test module names in `CONTROLLERS` (default: all) with short rechecks, once per module (the
 module's tests run on one loop and use distinct object names; `FEATURE_GATES` turns server gates on,
-`SETTINGS` adds controller settings, `ADMISSION_PLUGINS` turns optional plugins on), and stops both afterwards. kubectl runs as an asyncio subprocess
+`SETTINGS` adds controller settings such as a fake clock, `ADMISSION_PLUGINS` turns optional plugins on), and stops both afterwards. kubectl runs as an asyncio subprocess
 so the controllers keep running while it waits (`kubectl delete namespace` waits for the deletion).
 """
 
@@ -27,7 +27,7 @@ from controllers.manager import Manager
 from tests import realclients
 
 FAST = {"namespace": {"min_recheck": 0.05, "max_recheck": 0.3}, "garbage-collector": {"rediscover_every": 2.0},
-        "device-taint-eviction": {"rule_status_period": 0.5}}
+        "device-taint-eviction": {"rule_status_period": 0.5}, "job": {"backoff_base": 0.2, "backoff_cap": 1.0}}
 
 
 @dataclass

@@ -29,6 +29,7 @@ import time
 
 import aiohttp
 
+from admission import assembly
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
 from apiserver.features import FeatureGates
@@ -56,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--admission-manifests", default=None, metavar="DIR",
                     help="load admission policies and bindings from the files in DIR (KEP-5793); they cannot be "
                          "changed through the API")
+    up.add_argument("--disable-admission-plugins", default="", metavar="NAMES",
+                    help="comma-separated admission plugins to turn off, of: " + ", ".join(assembly.OPTIONAL))
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
@@ -138,6 +141,7 @@ async def up(args: argparse.Namespace) -> int:
         data_dir, port=args.port, ssl_context=pki.ssl_context() if pki else None,
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
+        admission_plugins=_admission_plugins(args),
     )
     _tune_gc()
     stop = asyncio.Event()
@@ -185,6 +189,12 @@ async def up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _admission_plugins(args: argparse.Namespace) -> frozenset[str]:
+    """The optional admission plugins haru up runs: all of them (kube-apiserver's default) but the disabled."""
+    disabled = {n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()}
+    return frozenset(assembly.OPTIONAL) - disabled
+
+
 def _check_flags(args: argparse.Namespace) -> None:
     """What kube-apiserver refuses before it starts: bad or locked feature gates, manifests without their gate."""
     try:
@@ -193,6 +203,9 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
+    unknown = sorted({n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()} - set(assembly.OPTIONAL))
+    if unknown:
+        raise ValueError(f"--disable-admission-plugins: unknown or not optional in haru: {', '.join(unknown)}")
     # What python -m scheduler would refuse at its start (a bad config file) stops haru up here.
     scheduler_gates = scheduler_features.parse(scheduler_features.select(args.feature_gates))
     try:

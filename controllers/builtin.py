@@ -1,7 +1,7 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
-the ResourceClaim controller, device-taint eviction),
+the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -13,15 +13,17 @@ import asyncio
 from typing import Any
 
 from client.rest import RestClient
+from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.reconciling import Controller
+from controllers.replica_set import ReplicaSetController
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 
-NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction")
+NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset", "deployment")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -38,6 +40,10 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(ResourceClaimController(client, **settings.get("resource-claim", {})))
     if "device-taint-eviction" in only:
         built.append(DeviceTaintEvictionController(client, **settings.get("device-taint-eviction", {})))
+    if "replicaset" in only:
+        built.append(ReplicaSetController(client, **settings.get("replicaset", {})))
+    if "deployment" in only:
+        built.append(DeploymentController(client, **settings.get("deployment", {})))
     return built
 
 

@@ -148,3 +148,19 @@ def test_a_missing_selector_also_reports_the_template_mismatch_as_upstream_does(
     assert messages(create(apps("Deployment"), body)) == [
         "spec.selector: Required value",
         'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`']
+
+
+def test_a_deployment_status_write_keeps_the_sent_annotations_and_nothing_else_of_the_object():
+    old = created(apps("Deployment"), workload("Deployment"))
+    old["metadata"]["labels"] = {"team": "web"}
+    new = edited(old)
+    new["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "1"}
+    new["metadata"]["labels"] = {"team": "other"}
+    new["spec"]["replicas"] = 7
+    new["status"] = {"observedGeneration": 1, "replicas": 1}
+
+    assert update(strategy("apps", "deployments/status"), new, old) == []
+
+    assert new["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "1"}
+    assert new["metadata"]["labels"] == {"team": "web"} and new["spec"]["replicas"] == 1
+    assert new["metadata"]["generation"] == old["metadata"]["generation"] and new["status"]["replicas"] == 1

@@ -1,7 +1,8 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
-the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment),
+the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, StatefulSet, DaemonSet,
+the PersistentVolume binder),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -22,8 +23,11 @@ from controllers.reconciling import Controller
 from controllers.replica_set import ReplicaSetController
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
+from controllers.stateful_set import StatefulSetController
+from controllers.volume_binder import VolumeBinder
 
-NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset", "deployment")
+NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset", "deployment",
+         "statefulset", "persistentvolume-binder")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -44,6 +48,10 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(ReplicaSetController(client, **settings.get("replicaset", {})))
     if "deployment" in only:
         built.append(DeploymentController(client, **settings.get("deployment", {})))
+    if "statefulset" in only:
+        built.append(StatefulSetController(client, **settings.get("statefulset", {})))
+    if "persistentvolume-binder" in only:
+        built.append(VolumeBinder(client, **settings.get("persistentvolume-binder", {})))
     return built
 
 

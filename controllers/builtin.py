@@ -14,6 +14,7 @@ import asyncio
 from typing import Any
 
 from client.rest import RestClient
+from controllers.daemon_set import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
@@ -27,7 +28,7 @@ from controllers.stateful_set import StatefulSetController
 from controllers.volume_binder import VolumeBinder
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset", "deployment",
-         "statefulset", "persistentvolume-binder")
+         "statefulset", "daemonset", "persistentvolume-binder")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -50,6 +51,8 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(DeploymentController(client, **settings.get("deployment", {})))
     if "statefulset" in only:
         built.append(StatefulSetController(client, **settings.get("statefulset", {})))
+    if "daemonset" in only:
+        built.append(DaemonSetController(client, **settings.get("daemonset", {})))
     if "persistentvolume-binder" in only:
         built.append(VolumeBinder(client, **settings.get("persistentvolume-binder", {})))
     return built

@@ -19,10 +19,11 @@ from typing import Any
 from client import errors
 from client.resources import CONTROLLERREVISIONS
 from client.rest import RestClient
-from controllers import controller_refs, label_selectors
+from controllers import controller_refs
 from controllers.template_hash import fnv32a, safe_encode
 
 Obj = dict[str, Any]
+HASH_LABEL = "controller.kubernetes.io/hash"
 
 
 def _meta(obj: Obj | None) -> Obj:
@@ -77,10 +78,11 @@ class Revisions:
 class History:
     """One owner kind's revisions: `kind` and `api_version` name the owner in ownerReferences."""
 
-    def __init__(self, client: RestClient, kind: str, api_version: str = "apps/v1") -> None:
+    def __init__(self, client: RestClient, kind: str, api_version: str = "apps/v1", hash_label: str | None = None) -> None:
         self.client = client
         self.kind = kind
         self.api_version = api_version
+        self.hash_label = hash_label  # the DaemonSet's revisions also carry the hash as controller-revision-hash
 
     async def owned(self, owner: Obj, candidates: list[Obj]) -> list[Obj]:
         """The owner's revisions among `candidates` (its namespace's), adopting matching orphans."""
@@ -100,8 +102,12 @@ class History:
         data = patch_of(owner)
         meta = _meta(owner)
         labels = dict(((owner.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {})
+        hash_ = revision_hash(data, collision_count)
+        labels[HASH_LABEL] = hash_
+        if self.hash_label:
+            labels[self.hash_label] = hash_
         return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                "metadata": {"name": revision_name(meta["name"], revision_hash(data, collision_count)),
+                "metadata": {"name": revision_name(meta["name"], hash_),
                              "namespace": meta["namespace"], "labels": labels,
                              "ownerReferences": [controller_refs.owner_reference(owner, self.api_version, self.kind)]},
                 "data": data, "revision": revision}
@@ -154,5 +160,7 @@ class History:
                     raise
 
 
-def selector_matches(owner: Obj, obj: Obj) -> bool:
-    return label_selectors.matches((owner.get("spec") or {}).get("selector"), _meta(obj).get("labels"))
+def hash_of(revision: Obj) -> str:
+    """The hash a revision was named with (its label, else the name's last part)."""
+    labels = _meta(revision).get("labels") or {}
+    return str(labels.get(HASH_LABEL) or (_meta(revision).get("name") or "").rsplit("-", 1)[-1])

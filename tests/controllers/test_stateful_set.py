@@ -159,7 +159,7 @@ async def _finish_deletions(cluster: Cluster, app: str) -> None:
     items = (await cluster.client.list(PODS, NS, label_selector=f"app={app}")).get("items") or []
     for pod in items:
         if pod["metadata"].get("deletionTimestamp"):
-            await cluster.client.delete(PODS, pod["metadata"]["name"], NS, body={"gracePeriodSeconds": 0})
+            await cluster.client.delete(PODS, pod["metadata"]["name"], NS, grace_period_seconds=0)
 
 
 async def _status(cluster: Cluster, name: str) -> dict[str, Any]:

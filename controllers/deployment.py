@@ -344,8 +344,8 @@ class DeploymentController:
                     await self.update_status(d)
                     raise
                 created = False
-            elif exc.code == 403 and "NamespaceTerminating" in str(exc.status):
-                raise
+            elif errors.has_cause(exc, "NamespaceTerminating"):
+                raise  # no condition or event: the namespace is going away
             else:
                 message = f'Failed to create new replica set "{name}": {exc.message or exc}'
                 if conditions.has_deadline(d):

@@ -271,7 +271,7 @@ class ReplicaSetController:
                 for _ in range(count - done):
                     self.expectations.creation_observed(key)  # skipped: the next pass tries again
                 first = failures[0]
-                if isinstance(first, errors.APIError) and _namespace_terminating(first):
+                if errors.has_cause(first, "NamespaceTerminating"):
                     return None  # pods cannot be made there any more; not the ReplicaSet's failure
                 if not isinstance(first, errors.APIError):
                     raise first
@@ -348,7 +348,3 @@ def _revision(obj: Obj) -> int:
 def _text(exc: BaseException) -> str:
     return exc.message if isinstance(exc, errors.APIError) and exc.message else str(exc)
 
-
-def _namespace_terminating(exc: errors.APIError) -> bool:
-    causes = ((exc.status or {}).get("details") or {}).get("causes") or []
-    return exc.code == 403 and any(c.get("reason") == "NamespaceTerminating" for c in causes)

@@ -12,9 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import allocations, bodies, errors, responses, writing
+from apiserver import allocations, bodies, conversion, errors, responses, writing
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 from storage import errors as storage_errors
 
 _NAME_RETRIES = 7
@@ -38,8 +37,8 @@ async def _store(ep: Endpoint, obj: dict[str, Any], warnings: list[str]) -> web.
     generate = bool(meta.get("generateName")) and meta["name"].startswith(meta["generateName"])
     for attempt in range(_NAME_RETRIES + 1):
         try:
-            record = await ep.server.store.create(ep.key(meta["name"]), obj)
-            return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201, warnings=warnings)
+            record = await ep.server.store.create(ep.key(meta["name"]), conversion.to_storage(ep, obj))
+            return responses.bytes_response(conversion.stored_bytes(ep, record.value), status=201, warnings=warnings)
         except storage_errors.KeyExists as exc:
             if not generate or attempt == _NAME_RETRIES:
                 raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, meta["name"]) from None

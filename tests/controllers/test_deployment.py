@@ -448,3 +448,21 @@ async def test_scaling_in_mid_rollout_shares_the_new_size_by_proportion(cluster:
         return wanted <= set(await _events_of(cluster, uid, "ScalingReplicaSet"))
 
     await eventually(recorded)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_name_taken_by_another_replica_set_bumps_the_collision_count(cluster: Cluster, kubelet: None) -> None:
+    body = _deployment("clash", 1)
+    body["spec"]["paused"] = True  # a paused Deployment makes no ReplicaSet: time to take its name
+    made = await cluster.client.create(DEPLOYMENTS, body, NS)
+    taken = f"clash-{template_hash.compute(made['spec']['template'])}"
+    await cluster.client.create(REPLICASETS, {"metadata": {"name": taken}, "spec": {
+        "replicas": 0, "selector": {"matchLabels": {"app": "squatter"}},
+        "template": {"metadata": {"labels": {"app": "squatter"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}}, NS)
+
+    await cluster.client.patch(DEPLOYMENTS, "clash", {"spec": {"paused": False}}, NS)
+
+    d = await eventually(_rolled_out(cluster, "clash", "nginx"), timeout=15)
+    assert d["status"]["collisionCount"] == 1
+    [rs] = await _replica_sets(cluster, made["metadata"]["uid"])
+    assert rs["metadata"]["name"] == f"clash-{template_hash.compute(made['spec']['template'], 1)}" != taken

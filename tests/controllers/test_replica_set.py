@@ -191,6 +191,10 @@ async def test_scaling_down_deletes_the_unscheduled_pod_first(cluster: Cluster) 
             "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"kind": "Node", "name": "node-1"}})
         await _make_ready(cluster, name)
 
+    async def seen_ready() -> bool:  # the controller's cache has the two bound, ready pods
+        return ((await cluster.client.get(REPLICASETS, "trim", NS)).get("status") or {}).get("readyReplicas") == 2
+
+    await eventually(seen_ready)
     await cluster.client.patch(REPLICASETS, "trim", {"spec": {"replicas": 2}}, NS)
 
     left = await eventually(_count(cluster, uid, 2))

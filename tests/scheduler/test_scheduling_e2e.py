@@ -162,7 +162,7 @@ def test_haru_ups_scheduler_counts_each_reason_across_nodes_as_upstream(haru: An
         failed = wait_for(lambda: [e for e in events_about(haru, "huge") if e["reason"] == "FailedScheduling"])
         cpu = nodes - len(gpu_nodes)
         expected = (f"0/{nodes} nodes are available: {cpu} Insufficient cpu, "
-                    f"{len(gpu_nodes)} node(s) had untolerated taint {{k: v}}.")
+                    f"{len(gpu_nodes)} node(s) had untolerated taint(s).")
         # Then each PostFilter plugin's reason, joined as upstream joins them (each brings its own period).
         post = []
         if names.DYNAMIC_RESOURCES in REGISTRY:

@@ -260,20 +260,34 @@ class VolumeBinder:
         if (pv.get("status") or {}).get("phase") != "Bound":
             pv = await self.client.update(PERSISTENTVOLUMES, {**pv, "status": {**(pv.get("status") or {}), "phase": "Bound"}},
                                           subresource="status")
-        claim = copy.deepcopy(pvc)
-        annotations = claim["metadata"].setdefault("annotations", {})
-        if (claim.get("spec") or {}).get("volumeName") != _meta(pv)["name"]:
-            annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
-        annotations[ANN_BIND_COMPLETED] = "yes"
-        claim["spec"]["volumeName"] = _meta(pv)["name"]
-        if claim != pvc:
-            claim = await self.client.update(PERSISTENTVOLUMECLAIMS, claim, meta["namespace"])
+        claim = await self._bind_claim(pvc, pv)
         spec = pv.get("spec") or {}
         status = {**(claim.get("status") or {}), "phase": "Bound", "accessModes": list(spec.get("accessModes") or []),
                   "capacity": dict(spec.get("capacity") or {})}
         await self.client.update(PERSISTENTVOLUMECLAIMS, {**claim, "status": status}, meta["namespace"], subresource="status")
         for reason in ("WaitForFirstConsumer", "FailedBinding", "ExternalProvisioning"):
             self._announced.discard((meta.get("uid") or "", reason))
+
+    async def _bind_claim(self, pvc: Obj, pv: Obj) -> Obj:
+        """volumeName and the bind annotations; on a conflict (the scheduler or the StatefulSet
+        controller wrote the claim meanwhile) read it once and try again."""
+        meta = _meta(pvc)
+        for attempt in range(2):
+            claim = copy.deepcopy(pvc)
+            annotations = claim["metadata"].setdefault("annotations", {})
+            if (claim.get("spec") or {}).get("volumeName") != _meta(pv)["name"]:
+                annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
+            annotations[ANN_BIND_COMPLETED] = "yes"
+            claim["spec"]["volumeName"] = _meta(pv)["name"]
+            if claim == pvc:
+                return pvc
+            try:
+                return await self.client.update(PERSISTENTVOLUMECLAIMS, claim, meta["namespace"])
+            except errors.APIError as exc:
+                if not errors.is_conflict(exc) or attempt:
+                    raise
+            pvc = await self.client.get(PERSISTENTVOLUMECLAIMS, meta["name"], meta["namespace"])
+        return pvc
 
     async def _sync_volume(self, name: str) -> Result | None:
         """A volume whose claim is gone is Released, or deleted when its policy is Delete and we made it;

@@ -4,7 +4,7 @@ A StatefulSet of 3 with a volumeClaimTemplate on a WaitForFirstConsumer class wh
 `haru.dev/hostpath`: the scheduler picks a node and sets `volume.kubernetes.io/selected-node`, the
 volume binder provisions a hostPath volume pinned there, the pods come up in order and `kubectl
 rollout status` returns; `set image` rolls it from web-2 down, `rollout history` lists both
-revisions. A DaemonSet lands one pod on each of the 4 hollow nodes, bound by the scheduler, and
+revisions and `rollout undo` brings the first back as revision 3. A DaemonSet lands one pod on each of the 4 hollow nodes, bound by the scheduler, and
 rolls out again after `set image`. Nothing here stands in for the scheduler or the nodes.
 """
 
@@ -123,6 +123,14 @@ def test_a_statefulset_with_claims_rolls_out_and_keeps_its_history(haru: Cluster
     assert [line.split()[0] for line in history[2:] if line.strip()] == ["1", "2"]
     status = _json(haru, "get", "statefulset", "web")["status"]
     assert status["currentRevision"] == status["updateRevision"] and status["updatedReplicas"] == 3
+
+    # undo applies revision 1's data as a patch; the controller reuses that revision as number 3.
+    haru.kubectl("rollout", "undo", "statefulset/web")
+    haru.kubectl("rollout", "status", "statefulset/web", "--timeout=120s", timeout=150)
+    images = {p["spec"]["containers"][0]["image"] for p in _json(haru, "get", "pods", "-l", "app=web")["items"]}
+    assert images == {"nginx:1.27"}
+    history = haru.kubectl("rollout", "history", "statefulset/web").stdout.splitlines()
+    assert [line.split()[0] for line in history[2:] if line.strip()] == ["2", "3"]
 
 
 def test_a_daemonset_runs_one_pod_on_each_hollow_node(haru: Cluster) -> None:

@@ -295,3 +295,31 @@ async def test_an_immediate_claim_binds_to_the_smallest_available_volume(cluster
     claim = await eventually(bound)
     assert claim["spec"]["volumeName"] == "small" and claim["status"]["capacity"] == {"storage": "2Gi"}
     assert (await cluster.client.get(PERSISTENTVOLUMES, "tiny"))["status"]["phase"] == "Available"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_revision_name_taken_by_other_data_bumps_the_collision_count(cluster: Cluster) -> None:
+    # The hash covers only the template, so a probe set with the same template shows the name "clash" would take.
+    await cluster.client.create(STATEFULSETS, _body("probe", 0, template={
+        "metadata": {"labels": {"app": "clash"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        selector={"matchLabels": {"app": "clash"}}), NS)
+
+    async def probe_revision() -> str | None:
+        status = await _status(cluster, "probe")
+        return status.get("updateRevision")
+    taken = (await eventually(probe_revision)).removeprefix("probe-")
+    await cluster.client.delete(STATEFULSETS, "probe", NS)
+    await cluster.client.create(CONTROLLERREVISIONS, {
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": f"clash-{taken}", "labels": {"other": "owner"}}, "data": {"something": "else"}, "revision": 1}, NS)
+
+    await cluster.client.create(STATEFULSETS, _body("clash", 1), NS)
+
+    async def collided() -> dict[str, Any] | None:
+        status = await _status(cluster, "clash")
+        return status if status.get("collisionCount") == 1 and status.get("updateRevision") else None
+    status = await eventually(collided)
+    assert status["updateRevision"] != f"clash-{taken}"
+    mine = await cluster.client.get(CONTROLLERREVISIONS, status["updateRevision"], NS)
+    assert mine["metadata"]["ownerReferences"][0]["name"] == "clash"
+    assert (await cluster.client.get(CONTROLLERREVISIONS, f"clash-{taken}", NS))["data"] == {"something": "else"}

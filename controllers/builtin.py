@@ -1,8 +1,8 @@
 """The built-in controllers and one call that runs them: `run(client, stop)`.
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
-the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, StatefulSet, DaemonSet,
-the PersistentVolume binder),
+the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
+TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -14,10 +14,13 @@ import asyncio
 from typing import Any
 
 from client.rest import RestClient
+from controllers.cron_job import CronJobController
 from controllers.daemon_set import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
+from controllers.job import JobController
+from controllers.job_ttl import TTLAfterFinishedController
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.reconciling import Controller
@@ -27,8 +30,8 @@ from controllers.service_accounts import ServiceAccountsController
 from controllers.stateful_set import StatefulSetController
 from controllers.volume_binder import VolumeBinder
 
-NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset", "deployment",
-         "statefulset", "daemonset", "persistentvolume-binder")
+NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
+         "deployment", "job", "ttl-after-finished", "cronjob", "statefulset", "daemonset", "persistentvolume-binder")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -49,6 +52,12 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(ReplicaSetController(client, **settings.get("replicaset", {})))
     if "deployment" in only:
         built.append(DeploymentController(client, **settings.get("deployment", {})))
+    if "job" in only:
+        built.append(JobController(client, **settings.get("job", {})))
+    if "ttl-after-finished" in only:
+        built.append(TTLAfterFinishedController(client, **settings.get("ttl-after-finished", {})))
+    if "cronjob" in only:
+        built.append(CronJobController(client, **settings.get("cronjob", {})))
     if "statefulset" in only:
         built.append(StatefulSetController(client, **settings.get("statefulset", {})))
     if "daemonset" in only:

@@ -5,7 +5,8 @@ A StatefulSet of 3 with a volumeClaimTemplate on a WaitForFirstConsumer class wh
 volume binder provisions a hostPath volume pinned there, the pods come up in order and `kubectl
 rollout status` returns; `set image` rolls it from web-2 down, `rollout history` lists both
 revisions and `rollout undo` brings the first back as revision 3. A DaemonSet lands one pod on each of the 4 hollow nodes, bound by the scheduler, and
-rolls out again after `set image`. Nothing here stands in for the scheduler or the nodes.
+rolls out again after `set image`; the kubernetes 36.0.3 client reads both as typed objects.
+Nothing here stands in for the scheduler or the nodes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from tests.conftest import Cluster
 
@@ -124,6 +126,14 @@ def test_a_statefulset_with_claims_rolls_out_and_keeps_its_history(haru: Cluster
     status = _json(haru, "get", "statefulset", "web")["status"]
     assert status["currentRevision"] == status["updateRevision"] and status["updatedReplicas"] == 3
 
+    # The kubernetes 36.0.3 client reads the status and the history as typed objects.
+    apps = client.AppsV1Api(config.new_client_from_config(haru.kubeconfig))
+    typed = apps.read_namespaced_stateful_set_status("web", "default").status
+    assert (typed.ready_replicas, typed.updated_replicas, typed.current_revision) == (3, 3, status["updateRevision"])
+    revisions = apps.list_namespaced_controller_revision("default", label_selector="app=web").items
+    assert sorted(r.revision for r in revisions) == [1, 2]
+    assert all(r.metadata.owner_references[0].kind == "StatefulSet" for r in revisions)
+
     # undo applies revision 1's data as a patch; the controller reuses that revision as number 3.
     haru.kubectl("rollout", "undo", "statefulset/web")
     haru.kubectl("rollout", "status", "statefulset/web", "--timeout=120s", timeout=150)
@@ -144,6 +154,8 @@ def test_a_daemonset_runs_one_pod_on_each_hollow_node(haru: Cluster) -> None:
     for pod in pods:
         [term] = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": [pod["spec"]["nodeName"]]}]
+    typed = client.AppsV1Api(config.new_client_from_config(haru.kubeconfig)).read_namespaced_daemon_set("agent", "default")
+    assert (typed.status.desired_number_scheduled, typed.status.number_available, typed.status.number_misscheduled) == (4, 4, 0)
     lines = haru.kubectl("get", "daemonset", "agent").stdout.splitlines()
     assert lines[0].split() == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE", "SELECTOR", "AGE"]
     assert lines[1].split()[:6] == ["agent", "4", "4", "4", "4", "4"]

@@ -1,12 +1,11 @@
 """StatefulSets and DaemonSets under `haru up`, driven by kubectl v1.36.3.
 
-A StatefulSet of 3 with a volumeClaimTemplate on a WaitForFirstConsumer class whose provisioner is
-`haru.dev/hostpath`: the scheduler picks a node and sets `volume.kubernetes.io/selected-node`, the
-volume binder provisions a hostPath volume pinned there, the pods come up in order and `kubectl
-rollout status` returns; `set image` rolls it from web-2 down, `rollout history` lists both
-revisions and `rollout undo` brings the first back as revision 3. A DaemonSet lands one pod on each of the 4 hollow nodes, bound by the scheduler, and
-rolls out again after `set image`; the kubernetes 36.0.3 client reads both as typed objects.
-Nothing here stands in for the scheduler or the nodes.
+A StatefulSet of 3 with a claim template on a WaitForFirstConsumer `haru.dev/hostpath` class: the
+scheduler sets `volume.kubernetes.io/selected-node`, the volume binder provisions a hostPath volume
+pinned there, `rollout status` returns; `set image` rolls it, `rollout history` lists both
+revisions, `rollout undo` brings the first back as revision 3. A DaemonSet lands one pod on each
+of the 4 hollow nodes (bound by the scheduler) and rolls out again after `set image`. The
+kubernetes 36.0.3 client reads both as typed objects. Nothing stands in for scheduler or nodes.
 """
 
 from __future__ import annotations

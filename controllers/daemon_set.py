@@ -1,13 +1,11 @@
 """The DaemonSet controller: one pod on every node that should run it, rolled out node by node.
 
 Upstream's pkg/controller/daemon, keyed `namespace/name`. One reconcile: claim the pods, find or
-create the update ControllerRevision (its hash labels the pods), map pods to their target nodes,
-then `plan`: create a pod on each wanted node without one, delete failed pods, surplus pods and
-pods on nodes they may not stay on (`daemon_placement.should_run`); under RollingUpdate replace
-old pods within maxUnavailable (delete first) or maxSurge (new beside old, old deleted once the new
-is available); OnDelete leaves old pods alone. Pods are pinned with node affinity and bound by
-the scheduler. Creations and deletions wait for the informer (`expectations.py`). Then status and
-the revision history. Events: SuccessfulCreate "Created pod: x", SuccessfulDelete, FailedCreate.
+create the update ControllerRevision (its hash labels the pods), then `plan`: a pod for each wanted
+node without one; failed, surplus and evicted pods deleted; under RollingUpdate old pods replaced
+within maxUnavailable (delete first) or maxSurge (new beside old). Pods are pinned by node
+affinity for the scheduler to bind; creations and deletions wait for the informer
+(`expectations.py`). Events: SuccessfulCreate "Created pod: x", SuccessfulDelete, FailedCreate.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """The StatefulSet controller: pods `<set>-<ordinal>` with stable names, claims and ordered rollouts.
 
 Upstream's pkg/controller/statefulset, keyed `namespace/name`. One reconcile: claim the pods named
-for the set (adopt matching orphans, release strays), find or create the update ControllerRevision
-(`controller_history.py`), then do what `stateful_identity.plan` says — delete failed pods,
-create missing ordinals (their PersistentVolumeClaims first), delete condemned ones highest first,
-roll pods at or above the partition to the update revision highest first — one at a time under
-OrderedReady, all at once under Parallel; set the claims' ownerReferences from
-persistentVolumeClaimRetentionPolicy; write status; trim the revision history. Events as upstream:
-SuccessfulCreate "create Pod web-0 in StatefulSet web successful", SuccessfulDelete, FailedCreate.
+for the set, find or create the update ControllerRevision (`controller_history.py`), do what
+`stateful_identity.plan` says (failed pods replaced, missing ordinals created with their claims
+first, condemned ones deleted highest first, pods at or above the partition rolled highest first),
+align the claims' ownerReferences with the retention policy, write status, trim the history.
+Events as upstream: SuccessfulCreate "create Pod web-0 in StatefulSet web successful", etc.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """A basic PersistentVolume controller: binds claims to volumes and provisions hostPath volumes.
 
-The minimal part of upstream's pkg/controller/volume/persistentvolume, keyed by claim
-`namespace/name`. A Pending claim of an Immediate class (or of no class) is bound to the
-smallest Available volume that fits (class, access modes, capacity, volume mode, selector); a
-claim of a WaitForFirstConsumer class waits until the scheduler's VolumeBinding plugin names a
-node in `volume.kubernetes.io/selected-node` (the plugin binds existing volumes itself). A claim
-whose class has provisioner `haru.dev/hostpath` gets a new hostPath volume `pvc-<uid>` (pinned to
-the selected node) and is bound to it. Events as upstream's "persistentvolume-controller":
-ProvisioningSucceeded, WaitForFirstConsumer, FailedBinding, ExternalProvisioning.
+The minimal part of upstream's pkg/controller/volume/persistentvolume. A Pending claim of an
+Immediate class (or none) is bound to the smallest Available volume that fits; a WaitForFirstConsumer
+claim waits for the scheduler's `volume.kubernetes.io/selected-node` (VolumeBinding binds existing
+volumes itself). For class provisioner `haru.dev/hostpath` it makes a hostPath volume `pvc-<uid>`
+pinned to the selected node and binds it; a released volume it made is deleted. Events as
+"persistentvolume-controller": ProvisioningSucceeded, WaitForFirstConsumer, FailedBinding.
 """
 
 from __future__ import annotations

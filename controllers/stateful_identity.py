@@ -155,8 +155,8 @@ def plan(sts: Obj, pods: dict[int, Obj], update_revision: str, now: float) -> Pl
     Failed pods are deleted (to be recreated); missing ordinals in range are created; condemned
     pods (out of range) go highest first. OrderedReady stops at the first pod that is not
     healthy and deletes one condemned pod at a time; Parallel does all at once. RollingUpdate then
-    deletes, highest ordinal first and only at or above the partition, one pod not at the update
-    revision once every pod is healthy (maxUnavailable 1)."""
+    deletes, highest ordinal first and only at or above the partition, pods not at the update
+    revision while fewer than maxUnavailable (default 1) of the set's pods are unavailable."""
     spec = sts.get("spec") or {}
     ordered = (spec.get("podManagementPolicy") or "OrderedReady") == "OrderedReady"
     min_ready = int(spec.get("minReadySeconds") or 0)
@@ -195,24 +195,33 @@ def plan(sts: Obj, pods: dict[int, Obj], update_revision: str, now: float) -> Pl
         return out
     if out.create or out.delete:
         return out
-    partition = int(((spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition") or 0)
+    rolling = (spec.get("updateStrategy") or {}).get("rollingUpdate") or {}
+    partition = int(rolling.get("partition") or 0)
+    budget = max_unavailable(rolling.get("maxUnavailable"), count)
+    unavailable = sum(1 for o in wanted if o not in pods or not is_healthy(pods[o], min_ready, now))
+    if unavailable >= budget:
+        out.wait = f"{unavailable} pods unavailable, maxUnavailable is {budget}"
+        return out
     for ordinal in sorted((o for o in wanted if o - start >= partition), reverse=True):
         pod = pods.get(ordinal)
-        if pod is None:
-            continue
-        if revision_of(pod) != update_revision:
-            if _meta(pod).get("deletionTimestamp"):
-                out.wait = f"pod {_meta(pod)['name']} is terminating"
-                return out
-            if any(not is_healthy(pods[o], min_ready, now) for o in pods if o in wanted):
-                out.wait = "waiting for pods to be healthy before updating"
-                return out
+        if pod is not None and revision_of(pod) != update_revision and not _meta(pod).get("deletionTimestamp"):
             out.delete.append(_meta(pod)["name"])
-            return out
-        if not is_healthy(pod, min_ready, now):
-            out.wait = f"pod {_meta(pod)['name']} is not ready"
-            return out
+            if len(out.delete) >= budget - unavailable:
+                break
     return out
+
+
+def max_unavailable(value: int | str | None, replicas_: int) -> int:
+    """rollingUpdate.maxUnavailable (MaxUnavailableStatefulSet, beta and on since 1.35): an int or a
+    percent of replicas rounded down, never below 1; 1 when unset."""
+    if value is None:
+        return 1
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            value = int(value[:-1]) * replicas_ // 100
+        except ValueError:
+            return 1
+    return max(int(value), 1)
 
 
 def revision_for(sts: Obj, ordinal: int, current: str, update: str) -> str:

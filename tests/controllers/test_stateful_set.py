@@ -2,7 +2,8 @@
 revision hash, what one pass does), then against a real API server in-process: pods made one at a
 time in ordinal order with upstream's names, labels, hostname and claims; Parallel making them all
 at once; a rolling update from the highest ordinal down that stops at the partition; scale-down
-highest first; the claims' retention policy; a claim provisioned on a hostPath volume and bound.
+highest first; the claims' retention policy; claims provisioned on hostPath volumes (Immediate and
+WaitForFirstConsumer) and bound, a released volume kept or deleted by its reclaim policy.
 """
 
 from __future__ import annotations
@@ -332,3 +333,43 @@ async def test_a_revision_name_taken_by_other_data_bumps_the_collision_count(clu
     mine = await cluster.client.get(CONTROLLERREVISIONS, status["updateRevision"], NS)
     assert mine["metadata"]["ownerReferences"][0]["name"] == "clash"
     assert (await cluster.client.get(CONTROLLERREVISIONS, f"clash-{taken}", NS))["data"] == {"something": "else"}
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_wait_for_first_consumer_claim_is_provisioned_on_the_node_the_scheduler_selects(cluster: Cluster) -> None:
+    await cluster.client.create(STORAGECLASSES, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                                 "metadata": {"name": "late"}, "provisioner": "haru.dev/hostpath",
+                                                 "reclaimPolicy": "Retain", "volumeBindingMode": "WaitForFirstConsumer"})
+    await cluster.client.create(PERSISTENTVOLUMECLAIMS, {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                                         "metadata": {"name": "later"}, "spec": {
+                                                             "storageClassName": "late", "accessModes": ["ReadWriteOnce"],
+                                                             "resources": {"requests": {"storage": "3Gi"}}}}, NS)
+
+    async def waiting() -> list[dict[str, Any]] | None:
+        items = (await cluster.client.list(EVENTS, NS)).get("items") or []
+        return [e for e in items if e["involvedObject"]["name"] == "later" and e["reason"] == "WaitForFirstConsumer"] or None
+    [event] = await eventually(waiting)
+    assert event["message"] == "waiting for first consumer to be created before binding"
+    assert (await cluster.client.get(PERSISTENTVOLUMECLAIMS, "later", NS))["status"]["phase"] == "Pending"
+
+    # The scheduler's VolumeBinding PreBind: the node it chose, on the claim.
+    await cluster.client.patch(PERSISTENTVOLUMECLAIMS, "later", {"metadata": {"annotations": {
+        volume_binder.ANN_SELECTED_NODE: "node-7"}}}, NS, patch_type="merge")
+
+    async def bound() -> dict[str, Any] | None:
+        claim = await cluster.client.get(PERSISTENTVOLUMECLAIMS, "later", NS)
+        return claim if claim["status"].get("phase") == "Bound" else None
+    claim = await eventually(bound)
+    assert claim["metadata"]["annotations"]["volume.kubernetes.io/storage-provisioner"] == "haru.dev/hostpath"
+    pv = await cluster.client.get(PERSISTENTVOLUMES, claim["spec"]["volumeName"])
+    assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-7"]}]
+    assert pv["spec"]["capacity"] == {"storage": "3Gi"} and pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+
+    # Retain: once the claim goes the volume stays, Released.
+    await cluster.client.delete(PERSISTENTVOLUMECLAIMS, "later", NS)
+
+    async def released() -> dict[str, Any] | None:
+        volume = await cluster.client.get(PERSISTENTVOLUMES, pv["metadata"]["name"])
+        return volume if volume["status"].get("phase") == "Released" else None
+    await eventually(released)

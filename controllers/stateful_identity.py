@@ -181,6 +181,8 @@ def plan(sts: Obj, pods: dict[int, Obj], update_revision: str, now: float) -> Pl
             out.wait = f"pod {_meta(pod)['name']} is not ready"
             return out
     condemned = sorted((o for o in pods if o not in wanted), reverse=True)
+    # Upstream lets OrderedReady delete an unhealthy condemned pod only if it is the lowest unhealthy one.
+    first_unhealthy = min((o for o in condemned if not is_healthy(pods[o], min_ready, now)), default=None)
     for ordinal in condemned:
         pod = pods[ordinal]
         if _meta(pod).get("deletionTimestamp"):
@@ -188,6 +190,9 @@ def plan(sts: Obj, pods: dict[int, Obj], update_revision: str, now: float) -> Pl
                 out.wait = f"pod {_meta(pod)['name']} is terminating"
                 return out
             continue
+        if ordered and not is_healthy(pod, min_ready, now) and ordinal != first_unhealthy:
+            out.wait = f"pod {_meta(pod)['name']} is not ready; waiting for pod {pod_name(sts, first_unhealthy or 0)}"
+            return out
         out.delete.append(_meta(pod)["name"])
         if ordered:
             return out

@@ -260,9 +260,10 @@ class VolumeBinder:
                                           subresource="status")
         claim = await self._bind_claim(pvc, pv)
         spec = pv.get("spec") or {}
-        status = {**(claim.get("status") or {}), "phase": "Bound", "accessModes": list(spec.get("accessModes") or []),
-                  "capacity": dict(spec.get("capacity") or {})}
-        await self.client.update(PERSISTENTVOLUMECLAIMS, {**claim, "status": status}, meta["namespace"], subresource="status")
+        status = {"phase": "Bound", "accessModes": list(spec.get("accessModes") or []), "capacity": dict(spec.get("capacity") or {})}
+        # A patch: the StatefulSet controller may set the claim's ownerReferences in between.
+        await self.client.patch(PERSISTENTVOLUMECLAIMS, meta["name"], {"status": status}, meta["namespace"],
+                                patch_type="merge", subresource="status")
         for reason in ("WaitForFirstConsumer", "FailedBinding", "ExternalProvisioning"):
             self._announced.discard((meta.get("uid") or "", reason))
 

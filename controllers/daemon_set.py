@@ -176,8 +176,13 @@ def calculate_status(ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]], h
         elif pods:
             status["numberMisscheduled"] += 1
     result: Obj = {**status, "observedGeneration": _meta(ds).get("generation") or 0,
-                   "numberUnavailable": status["desiredNumberScheduled"] - status["numberAvailable"],
-                   "collisionCount": collision_count}
+                   "numberUnavailable": status["desiredNumberScheduled"] - status["numberAvailable"]}
+    # The API's omitempty fields are left out at zero, as a real controller's writes leave them.
+    for key in ("updatedNumberScheduled", "numberAvailable", "numberUnavailable"):
+        if not result[key]:
+            del result[key]
+    if collision_count or (ds.get("status") or {}).get("collisionCount") is not None:
+        result["collisionCount"] = collision_count
     old_conditions = (ds.get("status") or {}).get("conditions")
     if old_conditions:
         result["conditions"] = old_conditions
@@ -284,7 +289,7 @@ class DaemonSetController:
         if failure is not None:
             raise failure
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-        if min_ready and status["numberReady"] != status["numberAvailable"]:
+        if min_ready and status["numberReady"] != status.get("numberAvailable", 0):
             return Result(requeue_after=float(min_ready))
         return None
 
@@ -376,6 +381,10 @@ class DaemonSetController:
             if _meta(ds).get("uid") != meta.get("uid"):
                 return
             status = {**status, "observedGeneration": _meta(ds).get("generation") or 0}
+            # Computed from a stale copy, the count could go back; it only ever grows.
+            fresh_count = (ds.get("status") or {}).get("collisionCount")
+            if fresh_count is not None:
+                status["collisionCount"] = max(int(fresh_count), int(status.get("collisionCount") or 0))
 
 
 def _placement_view(node: Obj) -> tuple[Any, ...]:

@@ -59,6 +59,10 @@ def calculate_status(sts: Obj, pods: list[Obj], current: str, update: str, colli
     old_conditions = (sts.get("status") or {}).get("conditions")
     if old_conditions:
         status["conditions"] = old_conditions
+    # The API's omitempty counts are left out at zero, as a real controller's writes leave them.
+    for key in ("readyReplicas", "currentReplicas", "updatedReplicas"):
+        if not status[key]:
+            del status[key]
     return status
 
 
@@ -131,7 +135,7 @@ class StatefulSetController:
         if failure is not None:
             raise failure
         min_ready = int((sts.get("spec") or {}).get("minReadySeconds") or 0)
-        if min_ready and status["readyReplicas"] != status["availableReplicas"]:
+        if min_ready and status.get("readyReplicas", 0) != status["availableReplicas"]:
             return Result(requeue_after=float(min_ready))
         return None
 
@@ -276,6 +280,10 @@ class StatefulSetController:
             if _meta(sts).get("uid") != meta.get("uid"):
                 return
             status = {**status, "observedGeneration": _meta(sts).get("generation") or 0}
+            # Computed from a stale copy, the count could go back; it only ever grows.
+            fresh_count = (sts.get("status") or {}).get("collisionCount")
+            if fresh_count is not None:
+                status["collisionCount"] = max(int(fresh_count), int(status.get("collisionCount") or 0))
 
 
 def _text(exc: BaseException) -> str:

@@ -129,8 +129,13 @@ def test_status_counts_wanted_nodes_pods_and_misscheduled_ones() -> None:
     pods = [_ds_pod("pa", "a"), _ds_pod("pb", "b", "old", ready=False), _ds_pod("pc", "c")]
     status = daemon_set.calculate_status(ds, nodes, daemon_set.pods_by_node(pods), "new", 0, NOW)
     assert status == {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberMisscheduled": 1, "numberReady": 1,
-                      "numberAvailable": 1, "updatedNumberScheduled": 1, "numberUnavailable": 1, "observedGeneration": 0,
-                      "collisionCount": 0}
+                      "numberAvailable": 1, "updatedNumberScheduled": 1, "numberUnavailable": 1, "observedGeneration": 0}
+
+
+def test_status_leaves_out_zero_omitempty_counts() -> None:
+    status = daemon_set.calculate_status(_ds(maxUnavailable=1), [_node("a")], {}, "new", 0, NOW)
+    assert status == {"desiredNumberScheduled": 1, "currentNumberScheduled": 0, "numberMisscheduled": 0, "numberReady": 0,
+                      "numberUnavailable": 1, "observedGeneration": 0}
 
 
 # -- against the API server ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
-TTL-after-finished, CronJob),
+TTL-after-finished, CronJob, disruption, EndpointSlice, Endpoints),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -17,6 +17,9 @@ from client.rest import RestClient
 from controllers.cron_job import CronJobController
 from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
+from controllers.disruption import DisruptionController
+from controllers.endpoint_slice import EndpointSliceController
+from controllers.endpoints import EndpointsController
 from controllers.garbage_collector import GarbageCollector
 from controllers.job import JobController
 from controllers.job_ttl import TTLAfterFinishedController
@@ -28,7 +31,7 @@ from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
-         "deployment", "job", "ttl-after-finished", "cronjob")
+         "deployment", "job", "ttl-after-finished", "cronjob", "disruption", "endpointslice", "endpoint")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -55,6 +58,12 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(TTLAfterFinishedController(client, **settings.get("ttl-after-finished", {})))
     if "cronjob" in only:
         built.append(CronJobController(client, **settings.get("cronjob", {})))
+    if "disruption" in only:
+        built.append(DisruptionController(client, **settings.get("disruption", {})))
+    if "endpointslice" in only:
+        built.append(EndpointSliceController(client, **settings.get("endpointslice", {})))
+    if "endpoint" in only:
+        built.append(EndpointsController(client, **settings.get("endpoint", {})))
     return built
 
 

@@ -1,0 +1,119 @@
+"""The disruption controller and the eviction subresource against a real API server in-process:
+a budget over a ReplicaSet's pods counts them and allows the spare disruptions; an eviction
+charges the budget (disruptionsAllowed down, the pod in disruptedPods) and the next one is
+refused with upstream's 429; a Deployment's pods are counted by the Deployment's replicas; a
+pod whose controller cannot be found fails the sync with SyncFailed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from client import errors
+from client.resources import PODDISRUPTIONBUDGETS, PODS, REPLICASETS
+from controllers import pod_states
+from tests.controllers.conftest import Cluster
+from tests.controllers.polling import eventually
+
+CONTROLLERS = ("replicaset", "deployment", "disruption")
+NS = "default"
+
+
+def _rs(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def _pdb(name: str, app: str, **rule: Any) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": app}}, **rule}}
+
+
+async def _ready_pods(cluster: Cluster, app: str, n: int) -> list[str]:
+    async def made() -> list[dict[str, Any]] | None:
+        pods = (await cluster.client.list(PODS, NS, label_selector=f"app={app}"))["items"]
+        return pods if len(pods) == n else None
+
+    names = [p["metadata"]["name"] for p in await eventually(made)]
+    now = pod_states.format_time(time.time())
+    for name in names:
+        await cluster.client.patch(PODS, name, {"status": {"phase": "Running", "conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": now}]}}, NS, subresource="status")
+    return names
+
+
+def _status_where(cluster: Cluster, name: str, **want: Any) -> Any:
+    async def check() -> dict[str, Any] | None:
+        status = (await cluster.client.get(PODDISRUPTIONBUDGETS, name, NS)).get("status") or {}
+        return status if all(status.get(k) == v for k, v in want.items()) else None
+    return check
+
+
+async def _evict(cluster: Cluster, pod: str) -> Any:
+    return await cluster.client.request("POST", PODS.path(NS, pod, "eviction"), body={
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": NS}})
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_evictions_charge_the_budget_until_it_refuses(cluster: Cluster) -> None:
+    await cluster.client.create(REPLICASETS, _rs("guarded", 3), NS)
+    pods = await _ready_pods(cluster, "guarded", 3)
+    await cluster.client.create(PODDISRUPTIONBUDGETS, _pdb("guard", "guarded", minAvailable=2), NS)
+
+    status = await eventually(_status_where(cluster, "guard", currentHealthy=3, disruptionsAllowed=1))
+    assert (status["expectedPods"], status["desiredHealthy"], status["observedGeneration"]) == (3, 2, 1)
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == \
+        [("DisruptionAllowed", "True", "SufficientPods")]
+
+    assert (await _evict(cluster, pods[0]))["status"] == "Success"
+    charged = (await cluster.client.get(PODDISRUPTIONBUDGETS, "guard", NS))["status"]
+    assert charged["disruptionsAllowed"] == 0 and list(charged["disruptedPods"]) == [pods[0]]
+
+    with pytest.raises(errors.APIError) as refused:
+        await _evict(cluster, pods[1])
+    assert refused.value.code == 429 and refused.value.reason == "TooManyRequests"
+    assert refused.value.message == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert refused.value.status["details"]["causes"] == [
+        {"reason": "DisruptionBudget", "message": "The disruption budget guard needs 2 healthy pods and has 2 currently"}]
+    await cluster.client.get(PODS, pods[1], NS)  # still there
+
+    # The evicted pod's deletion shows: it leaves disruptedPods; its replacement is not ready yet.
+    settled = await eventually(_status_where(cluster, "guard", currentHealthy=2, disruptionsAllowed=0))
+    assert "disruptedPods" not in settled and settled["conditions"][0]["reason"] == "InsufficientPods"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_max_unavailable_counts_by_the_deployments_replicas(cluster: Cluster) -> None:
+    from client.resources import DEPLOYMENTS
+    labels = {"app": "dep"}
+    await cluster.client.create(DEPLOYMENTS, {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dep"},
+        "spec": {"replicas": 4, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}, NS)
+    await _ready_pods(cluster, "dep", 4)
+    await cluster.client.create(PODDISRUPTIONBUDGETS, _pdb("dep-budget", "dep", maxUnavailable="30%"), NS)
+
+    status = await eventually(_status_where(cluster, "dep-budget", currentHealthy=4, expectedPods=4))
+    assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (2, 2)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_pod_whose_controller_is_unknown_fails_the_sync(cluster: Cluster) -> None:
+    await cluster.client.create(PODS, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stray", "labels": {"app": "stray"}, "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "nowhere", "uid": "no-such-uid", "controller": True}]},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, NS)
+    await cluster.client.create(PODDISRUPTIONBUDGETS, _pdb("stray-budget", "stray", maxUnavailable=1), NS)
+
+    async def failed() -> dict[str, Any] | None:
+        status = (await cluster.client.get(PODDISRUPTIONBUDGETS, "stray-budget", NS)).get("status") or {}
+        conditions = status.get("conditions") or []
+        return conditions[0] if conditions and conditions[0]["reason"] == "SyncFailed" else None
+
+    condition = await eventually(failed)
+    assert condition["status"] == "False" and condition["message"] == 'found no controllers for pod "stray"'

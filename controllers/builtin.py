@@ -2,7 +2,7 @@
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
-TTL-after-finished, CronJob, disruption, EndpointSlice, Endpoints),
+TTL-after-finished, CronJob, disruption, EndpointSlice, Endpoints, ReplicationController),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -27,11 +27,13 @@ from controllers.manager import Manager
 from controllers.namespace import NamespaceController
 from controllers.reconciling import Controller
 from controllers.replica_set import ReplicaSetController
+from controllers.replication_controller import ReplicationControllerController
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
-         "deployment", "job", "ttl-after-finished", "cronjob", "disruption", "endpointslice", "endpoint")
+         "deployment", "job", "ttl-after-finished", "cronjob", "disruption", "endpointslice", "endpoint",
+         "replicationcontroller")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -64,6 +66,8 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(EndpointSliceController(client, **settings.get("endpointslice", {})))
     if "endpoint" in only:
         built.append(EndpointsController(client, **settings.get("endpoint", {})))
+    if "replicationcontroller" in only:
+        built.append(ReplicationControllerController(client, **settings.get("replicationcontroller", {})))
     return built
 
 

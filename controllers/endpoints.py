@@ -1,13 +1,14 @@
 """The Endpoints controller: the legacy core/v1 Endpoints object of each selector Service.
 
 Upstream's pkg/controller/endpoint, keyed by the Service's `namespace/name`. The object has the
-Service's name and labels (plus service.kubernetes.io/headless for a headless one); its subsets
-group the pods by the ports they resolve to, ready pods under `addresses` and the rest under
+Service's name and labels (plus endpoints.kubernetes.io/managed-by: endpoint-controller, and
+service.kubernetes.io/headless for a headless one); its subsets group the pods by the ports they
+resolve to, ready pods under `addresses` and the rest under
 `notReadyAddresses` (all ready under publishNotReadyAddresses; deleting pods left out unless it
 is set). Past 1000 addresses the rest are dropped, ready ones kept first, and the object says so
 with endpoints.kubernetes.io/over-capacity: truncated. When the subsets change, the
-last-change-trigger-time annotation moves. A deleted Service's Endpoints are deleted; Services
-without a selector are left alone. The shared pieces are `service_endpoints.py`.
+last-change-trigger-time annotation moves. A deleted Service's Endpoints are deleted if this
+controller made them; Services without a selector are left alone. The shared pieces are `service_endpoints.py`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ Obj = dict[str, Any]
 NAMESPACE_INDEX = "namespace"
 MAX_CAPACITY = 1000
 OVER_CAPACITY = "endpoints.kubernetes.io/over-capacity"
+MANAGED_BY = "endpoints.kubernetes.io/managed-by"
+CONTROLLER_NAME = "endpoint-controller"
 
 
 def _meta(obj: Obj | None) -> Obj:
@@ -92,6 +95,7 @@ def truncate(found: list[Obj], capacity: int = MAX_CAPACITY) -> tuple[list[Obj],
 
 def labels_for(service: Obj) -> dict[str, str]:
     labels = dict(_meta(service).get("labels") or {})
+    labels[MANAGED_BY] = CONTROLLER_NAME
     if service_endpoints.is_headless(service):
         labels[service_endpoints.HEADLESS] = ""
     return labels
@@ -129,7 +133,7 @@ class EndpointsController:
         service = services.get(key) if services is not None else None
         current = endpoint_store.get(key) if endpoint_store is not None else None
         if service is None:
-            if current is not None and services is not None and services.get(key) is None:
+            if current is not None and (_meta(current).get("labels") or {}).get(MANAGED_BY) == CONTROLLER_NAME:
                 try:
                     await self.client.delete(ENDPOINTS, name, namespace)
                 except errors.APIError as exc:

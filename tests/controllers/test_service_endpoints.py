@@ -71,6 +71,7 @@ async def test_a_service_publishes_its_pods(cluster: Cluster) -> None:
             return None
 
     ep = await eventually(legacy)
+    assert ep["metadata"]["labels"] == {"endpoints.kubernetes.io/managed-by": "endpoint-controller"}
     [subset] = ep["subsets"]
     assert [a["ip"] for a in subset["addresses"]] == ["10.4.0.1"]
     assert [a["ip"] for a in subset["notReadyAddresses"]] == ["10.4.0.2"]

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from tests.conftest import Cluster
 
@@ -77,6 +78,14 @@ def test_a_budget_shows_its_allowed_disruptions(haru: Cluster) -> None:
     assert lines[0].split() == ["NAME", "MIN", "AVAILABLE", "MAX", "UNAVAILABLE", "ALLOWED", "DISRUPTIONS", "AGE"]
     status = _json(haru, "get", "pdb", "web")["status"]
     assert (status["currentHealthy"], status["desiredHealthy"], status["expectedPods"]) == (3, 2, 3)
+    # The `kubernetes` 36.0.3 client reads the status and the slices as typed objects.
+    api = config.new_client_from_config(haru.kubeconfig)
+    typed = client.PolicyV1Api(api).read_namespaced_pod_disruption_budget_status("web", "default").status
+    assert (typed.disruptions_allowed, typed.observed_generation) == (1, 1)
+    assert [(c.type, c.status, c.reason) for c in typed.conditions] == [("DisruptionAllowed", "True", "SufficientPods")]
+    slices = client.DiscoveryV1Api(api).list_namespaced_endpoint_slice(
+        "default", label_selector="kubernetes.io/service-name=web").items
+    assert sum(len(s.endpoints) for s in slices) == 3 and all(e.conditions.ready for s in slices for e in s.endpoints)
 
 
 def _nodes(haru: Cluster) -> list[str]:

@@ -3,7 +3,8 @@
 Upstream's pkg/controller/disruption, keyed `namespace/name`. A pass lists the budget's pods
 (its selector over the namespace's pods; an empty selector takes them all), asks their
 controllers' scale when the rule needs it (a ReplicaSet's spec.replicas unless a Deployment owns
-it, then the Deployment's; StatefulSets and ReplicationControllers likewise), and writes
+it, then the Deployment's; StatefulSets and ReplicationControllers likewise; any other kind through its scale subresource,
+found by discovery), and writes
 expectedPods, desiredHealthy, currentHealthy, disruptionsAllowed, disruptedPods (evictions the
 eviction subresource recorded, kept two minutes until the pod's deletion shows) and the
 DisruptionAllowed condition; a pass that cannot compute them writes SyncFailed and allows
@@ -18,6 +19,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from client import cache, errors
+from client.discovery import Discovered, Discovery
 from client.informer import Event
 from client.resources import (DEPLOYMENTS, PODDISRUPTIONBUDGETS, PODS, REPLICASETS, REPLICATIONCONTROLLERS,
                               STATEFULSETS)
@@ -55,6 +57,8 @@ class DisruptionController:
                                                ("ReplicationController", REPLICATIONCONTROLLERS))}
         self.watches = [self.budgets, self.pods, *self.scalers.values()]
         self._ctx: Any = None
+        self.discovery = Discovery(client)
+        self._discovered = Discovered([])
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -108,7 +112,27 @@ class DisruptionController:
                 return _meta(owner)["uid"], _replicas(owner)
         return None
 
-    def _expected_scale(self, pods: list[Obj]) -> int:
+    async def _scale_subresource(self, pod: Obj) -> tuple[str, int] | None:
+        """Any other controller through its scale subresource (upstream's getScaleController):
+        a custom resource that serves /scale counts by its spec.replicas there."""
+        ref = controller_refs.controller_of(pod) or {}
+        resource = self._discovered.for_kind(ref.get("apiVersion") or "", ref.get("kind") or "")
+        if resource is None:
+            self._discovered = await self.discovery.preferred()  # a CRD may be newer than our last look
+            resource = self._discovered.for_kind(ref.get("apiVersion") or "", ref.get("kind") or "")
+        if resource is None or not resource.namespaced:
+            return None
+        try:
+            scale = await self.client.get_path(resource.path(_meta(pod).get("namespace"), ref.get("name"), "scale"))
+        except errors.APIError as exc:
+            if errors.is_not_found(exc):
+                return None
+            raise BudgetError(exc.message or str(exc)) from None
+        if _meta(scale).get("uid") != ref.get("uid"):
+            return None
+        return str(ref.get("uid")), int((scale.get("spec") or {}).get("replicas") or 0)
+
+    async def _expected_scale(self, pods: list[Obj]) -> int:
         """The sum of the scale of the pods' controllers, each counted once (a Deployment's
         ReplicaSets share it); unmanaged pods add nothing, as upstream."""
         seen: dict[str, tuple[str, int]] = {}
@@ -117,6 +141,8 @@ class DisruptionController:
             if ref is None or ref.get("uid") in seen:
                 continue
             found = self._scale_of(pod)
+            if found is None and ref.get("kind") not in self.scalers:
+                found = await self._scale_subresource(pod)
             if found is None:
                 raise BudgetError(f'found no controllers for pod "{_meta(pod).get("name")}"')
             seen[ref["uid"]] = found
@@ -142,9 +168,12 @@ class DisruptionController:
             return None
         if not pods:
             await self._event(pdb, "Normal", "NoPods", "No matching pods found")
+        spec = pdb.get("spec") or {}
         try:
-            expected, desired = disruption_budgets.desired_healthy(
-                pdb.get("spec") or {}, len(pods), lambda: self._expected_scale(pods))
+            # Only maxUnavailable and a percentage minAvailable need the controllers' scale.
+            scale = await self._expected_scale(pods) if spec.get("maxUnavailable") is not None or \
+                isinstance(spec.get("minAvailable"), str) else 0
+            expected, desired = disruption_budgets.desired_healthy(spec, len(pods), lambda: scale)
         except BudgetError as exc:
             await self._event(pdb, "Warning", "CalculateExpectedPodCountFailed",
                               f"Failed to calculate the number of expected pods: {exc}")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from client import errors
-from client.resources import PODDISRUPTIONBUDGETS, PODS, REPLICASETS
+from client.resources import PODDISRUPTIONBUDGETS, PODS, REPLICASETS, Resource
 from controllers import pod_states
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
@@ -117,3 +117,39 @@ async def test_a_pod_whose_controller_is_unknown_fails_the_sync(cluster: Cluster
 
     condition = await eventually(failed)
     assert condition["status"] == "False" and condition["message"] == 'found no controllers for pod "stray"'
+
+
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False)
+WIDGETS = Resource("example.com", "v1", "widgets", "Widget")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_custom_controller_counts_by_its_scale_subresource(cluster: Cluster) -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer"}}}, "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}
+    await cluster.client.create(CRDS, {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema},
+                               "subresources": {"scale": {"specReplicasPath": ".spec.replicas",
+                                                          "statusReplicasPath": ".status.replicas"}}}]}})
+
+    async def made() -> dict[str, Any] | None:
+        try:
+            return await cluster.client.create(WIDGETS, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                                         "metadata": {"name": "w"}, "spec": {"replicas": 5}}, NS)
+        except errors.APIError:
+            return None  # not served yet
+
+    widget = await eventually(made)
+    await cluster.client.create(PODS, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "widget-pod", "labels": {"app": "widget"}, "ownerReferences": [
+            {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": widget["metadata"]["uid"],
+             "controller": True}]},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, NS)
+    await cluster.client.create(PODDISRUPTIONBUDGETS, _pdb("widget-budget", "widget", maxUnavailable=1), NS)
+
+    status = await eventually(_status_where(cluster, "widget-budget", expectedPods=5))
+    assert (status["desiredHealthy"], status["currentHealthy"], status["disruptionsAllowed"]) == (4, 0, 0)

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from client import errors
+from client import errors, retrying
+from client.kubeconfig import Config
 from client.resources import PODDISRUPTIONBUDGETS, PODS, REPLICASETS, Resource
+from client.rest import RestClient
 from controllers import pod_states
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
@@ -55,8 +57,13 @@ def _status_where(cluster: Cluster, name: str, **want: Any) -> Any:
 
 
 async def _evict(cluster: Cluster, pod: str) -> Any:
-    return await cluster.client.request("POST", PODS.path(NS, pod, "eviction"), body={
-        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": NS}})
+    # Without retries: the client would resend a 429 (kubectl drain does its own every 5 s).
+    once = RestClient(Config.for_url(cluster.url), retry=retrying.NEVER)
+    try:
+        return await once.request("POST", PODS.path(NS, pod, "eviction"), body={
+            "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": NS}})
+    finally:
+        await once.close()
 
 
 @pytest.mark.asyncio(loop_scope="module")

@@ -1,7 +1,7 @@
 """The EndpointSlice controller: each selector Service's pods published as EndpointSlices.
 
 Upstream's pkg/controller/endpointslice, keyed by the Service's `namespace/name`. A pass takes
-the namespace's pods the selector picks, `endpoint_slices.plan`s them against the slices this
+the namespace's pods the selector picks, `endpoint_slice_plan.plan`s them against the slices this
 controller manages for the Service (label kubernetes.io/service-name, managed-by
 endpointslice-controller.k8s.io; owned by the Service so they go with it), and creates, updates
 and deletes slices, stamping endpoints.kubernetes.io/last-change-trigger-time. Services without
@@ -18,7 +18,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import ENDPOINTSLICES, NODES, PODS, SERVICES
 from client.rest import RestClient
-from controllers import endpoint_slices, service_endpoints
+from controllers import endpoint_slice_plan, service_endpoints
 from controllers.reconciling import Result, Watch
 
 Obj = dict[str, Any]
@@ -32,7 +32,7 @@ def _meta(obj: Obj | None) -> Obj:
 
 
 def _service_key(slice_: Obj) -> list[str]:
-    name = (_meta(slice_).get("labels") or {}).get(endpoint_slices.SERVICE_NAME)
+    name = (_meta(slice_).get("labels") or {}).get(endpoint_slice_plan.SERVICE_NAME)
     return [f"{_meta(slice_).get('namespace')}/{name}"] if name else []
 
 
@@ -46,13 +46,13 @@ def _revision(obj: Obj) -> int:
 class EndpointSliceController:
     name = "endpointslice"
 
-    def __init__(self, client: RestClient, *, max_endpoints_per_slice: int = endpoint_slices.MAX_PER_SLICE) -> None:
+    def __init__(self, client: RestClient, *, max_endpoints_per_slice: int = endpoint_slice_plan.MAX_PER_SLICE) -> None:
         self.client = client
         self.max_per_slice = max_endpoints_per_slice
         self.services = Watch(SERVICES, lambda e: [e.key], indexers={NAMESPACE_INDEX: cache.by_namespace})
         self.pods = Watch(PODS, self._pod_keys, indexers={NAMESPACE_INDEX: cache.by_namespace})
         self.slices = Watch(ENDPOINTSLICES, lambda e: _service_key(e.obj),
-                            label_selector=f"{endpoint_slices.MANAGED_BY}={endpoint_slices.CONTROLLER_NAME}",
+                            label_selector=f"{endpoint_slice_plan.MANAGED_BY}={endpoint_slice_plan.CONTROLLER_NAME}",
                             indexers={SERVICE_INDEX: _service_key})
         self.nodes = Watch(NODES, self._node_keys)
         self.watches = [self.services, self.pods, self.slices, self.nodes]
@@ -78,7 +78,7 @@ class EndpointSliceController:
 
     def _node_keys(self, event: Event) -> list[Hashable]:
         # Only a node's zone reaches the slices; heartbeats must not wake every Service.
-        zone = endpoint_slices.ZONE
+        zone = endpoint_slice_plan.ZONE
         if event.old is not None and (_meta(event.old).get("labels") or {}).get(zone) == \
                 (_meta(event.obj).get("labels") or {}).get(zone):
             return []
@@ -117,8 +117,8 @@ class EndpointSliceController:
                     if any(r.get("uid") == _meta(service).get("uid") for r in _meta(s).get("ownerReferences") or [])
                     or not _meta(s).get("ownerReferences")]
         selected = [p for p in pods if service_endpoints.selects(service, p)]
-        wanted = endpoint_slices.desired(service, selected, nodes)
-        todo = endpoint_slices.plan(service, wanted, existing, self.max_per_slice)
+        wanted = endpoint_slice_plan.desired(service, selected, nodes)
+        todo = endpoint_slice_plan.plan(service, wanted, existing, self.max_per_slice)
         trigger = service_endpoints.trigger_time(service, selected)
         written = self._written.setdefault(key, {})
         for slice_ in todo.create + todo.update:

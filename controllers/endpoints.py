@@ -20,7 +20,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import ENDPOINTS, PODS, SERVICES
 from client.rest import RestClient
-from controllers import endpoint_slices, service_endpoints
+from controllers import endpoint_slice_plan, service_endpoints
 from controllers.reconciling import Result, Watch
 
 Obj = dict[str, Any]
@@ -55,10 +55,10 @@ def subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
         ip = service_endpoints.ipv4(pod)
         if ip is None or not service_endpoints.selects(service, pod) or not service_endpoints.in_endpoints(pod, publish):
             continue
-        ports = endpoint_slices.ports_for(service, pod)
+        ports = endpoint_slice_plan.ports_for(service, pod)
         if (service.get("spec") or {}).get("ports") and not ports:
             continue  # no port of the Service resolves on this pod: it cannot serve it
-        key = endpoint_slices.port_key(ports)
+        key = endpoint_slice_plan.port_key(ports)
         group = groups.setdefault(key, {"addresses": [], "notReadyAddresses": [], "ports": ports})
         ready = service_endpoints.conditions(service, pod)["ready"]
         group["addresses" if ready else "notReadyAddresses"].append(_address(service, pod, ip))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controllers import endpoint_slices, endpoints, service_endpoints
+from controllers import endpoint_slice_plan, endpoints, service_endpoints
 
 
 def _svc(name: str = "web", *, ports: list[dict[str, Any]] | None = None, publish: bool = False,
@@ -81,7 +81,7 @@ def test_resolve_port(port: dict[str, Any], want: int | None) -> None:
 
 def test_an_endpoint_has_the_ip_node_zone_and_target() -> None:
     nodes = {"n1": {"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "z1"}}}}
-    wanted = endpoint_slices.desired(_svc(), [_pod("a"), _pod("other", labels={"app": "db"})], nodes)
+    wanted = endpoint_slice_plan.desired(_svc(), [_pod("a"), _pod("other", labels={"app": "db"})], nodes)
     assert list(wanted) == [(("http", "TCP", 8080, ""),)]
     ports, eps = wanted[(("http", "TCP", 8080, ""),)]
     assert ports == [{"name": "http", "protocol": "TCP", "port": 8080}]
@@ -95,7 +95,7 @@ def _many(n: int, ready: bool = True) -> list[dict[str, Any]]:
 
 
 def test_more_than_a_hundred_endpoints_take_more_slices() -> None:
-    todo = endpoint_slices.plan(_svc(), endpoint_slices.desired(_svc(), _many(250), {}), [])
+    todo = endpoint_slice_plan.plan(_svc(), endpoint_slice_plan.desired(_svc(), _many(250), {}), [])
     assert [len(s["endpoints"]) for s in todo.create] == [100, 100, 50]
     first = todo.create[0]
     assert first["metadata"]["generateName"] == "web-" and first["addressType"] == "IPv4"
@@ -105,38 +105,38 @@ def test_more_than_a_hundred_endpoints_take_more_slices() -> None:
 
 
 def _existing(name: str, eps: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": endpoint_slices.labels_for(_svc())}, "addressType": "IPv4",
+    return {"metadata": {"name": name, "labels": endpoint_slice_plan.labels_for(_svc())}, "addressType": "IPv4",
             "endpoints": eps, "ports": ports}
 
 
 def test_a_new_pod_fills_room_in_the_existing_slice_and_gone_ones_leave() -> None:
     svc = _svc()
-    wanted = endpoint_slices.desired(svc, [_pod("a"), _pod("b", "10.0.0.2")], {})
+    wanted = endpoint_slice_plan.desired(svc, [_pod("a"), _pod("b", "10.0.0.2")], {})
     ports, eps = wanted[(("http", "TCP", 8080, ""),)]
     old = _existing("web-abcde", [eps["uid-a"], {**eps["uid-a"], "targetRef": {"uid": "uid-gone"}}], ports)
-    todo = endpoint_slices.plan(svc, wanted, [old])
+    todo = endpoint_slice_plan.plan(svc, wanted, [old])
     assert todo.create == [] and todo.delete == []
     assert [e["targetRef"]["uid"] for e in todo.update[0]["endpoints"]] == ["uid-a", "uid-b"]
 
 
 def test_an_unchanged_slice_is_not_written() -> None:
     svc = _svc()
-    wanted = endpoint_slices.desired(svc, [_pod("a")], {})
+    wanted = endpoint_slice_plan.desired(svc, [_pod("a")], {})
     ports, eps = wanted[(("http", "TCP", 8080, ""),)]
-    todo = endpoint_slices.plan(svc, wanted, [_existing("web-abcde", [eps["uid-a"]], ports)])
+    todo = endpoint_slice_plan.plan(svc, wanted, [_existing("web-abcde", [eps["uid-a"]], ports)])
     assert (todo.create, todo.update, todo.delete) == ([], [], [])
 
 
 def test_a_service_without_endpoints_keeps_one_empty_slice() -> None:
     svc = _svc()
-    todo = endpoint_slices.plan(svc, {}, [])
+    todo = endpoint_slice_plan.plan(svc, {}, [])
     assert [(s["endpoints"], s["ports"]) for s in todo.create] == [([], [])]
     placeholder = _existing("web-empty", [], [])
-    assert endpoint_slices.plan(svc, {}, [placeholder]).delete == []
+    assert endpoint_slice_plan.plan(svc, {}, [placeholder]).delete == []
 
 
 def test_a_headless_service_marks_its_slices() -> None:
-    assert endpoint_slices.labels_for(_svc(headless=True))["service.kubernetes.io/headless"] == ""
+    assert endpoint_slice_plan.labels_for(_svc(headless=True))["service.kubernetes.io/headless"] == ""
 
 
 def test_endpoints_subsets_split_ready_and_not_ready_sorted_by_ip() -> None:

@@ -102,7 +102,8 @@ class EndpointSliceController:
         key = str(key)
         store = self._store(self.services)
         service = store.get(key) if store is not None else None
-        if service is None or not service_endpoints.managed(service):
+        external = ((service or {}).get("spec") or {}).get("type") == "ExternalName"  # a DNS name has no endpoints
+        if service is None or not service_endpoints.managed(service) or external:
             self._written.pop(key, None)
             return None  # the slices of a deleted Service go with it (they are owned by it)
         if _meta(service).get("deletionTimestamp"):

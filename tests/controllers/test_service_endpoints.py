@@ -101,10 +101,13 @@ async def test_a_service_without_a_selector_is_left_alone(cluster: Cluster) -> N
     await cluster.client.create(SERVICES, _service("external", None), NS)
     mine = await cluster.client.create(ENDPOINTS, {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "external"},
                                             "subsets": [{"addresses": [{"ip": "192.0.2.7"}], "ports": [{"port": 80}]}]}, NS)
-    # A selector Service made after it is handled; by then the first one would have been too.
+    await cluster.client.create(SERVICES, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dns"},
+                                           "spec": {"type": "ExternalName", "externalName": "example.com",
+                                                    "selector": {"app": "shop"}}}, NS)
+    # A selector Service made after them is handled; by then they would have been too.
     await cluster.client.create(SERVICES, _service("marker", {"app": "none"}), NS)
     await eventually(_slices_of(cluster, "marker"))
 
-    assert await _slices_of(cluster, "external")() == []
+    assert await _slices_of(cluster, "external")() == [] and await _slices_of(cluster, "dns")() == []
     ep = await cluster.client.get(ENDPOINTS, "external", NS)
     assert ep["metadata"]["resourceVersion"] == mine["metadata"]["resourceVersion"]  # never rewritten

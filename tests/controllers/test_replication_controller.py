@@ -60,7 +60,11 @@ async def test_a_replication_controller_keeps_its_pods_and_scales_with_kubectl(c
     assert code == 0, err
     await eventually(_live_pods(cluster, uid, 1))
 
-    events = (await cluster.client.list(EVENTS, NS))["items"]
-    mine = [e for e in events if e["involvedObject"].get("uid") == uid]
-    assert {e["reason"] for e in mine} == {"SuccessfulCreate", "SuccessfulDelete"}
+    async def both_kinds() -> list[dict[str, Any]] | None:
+        events = (await cluster.client.list(EVENTS, NS))["items"]
+        mine = [e for e in events if e["involvedObject"].get("uid") == uid]
+        return mine if {e["reason"] for e in mine} == {"SuccessfulCreate", "SuccessfulDelete"} else None
+
+    mine = await eventually(both_kinds)
+    assert {e["involvedObject"]["kind"] for e in mine} == {"ReplicationController"}
     assert {e["source"]["component"] for e in mine} == {"replication-controller"}

@@ -3,7 +3,8 @@
 A Deployment exposed by a Service gets EndpointSlices and an Endpoints object holding its pods'
 IPs (the hollow nodes give them); `kubectl describe svc` lists them; `kubectl create pdb` shows
 ALLOWED DISRUPTIONS; `kubectl drain NODE --ignore-daemonsets --delete-emptydir-data` cordons the
-node and evicts its pods through the eviction subresource, never below the budget; a
+node and evicts its pods through the eviction subresource, never below the budget (a DaemonSet's
+pod is left where it is); a
 ReplicationController scales with `kubectl scale rc`. The scheduler binds and the hollow nodes run
 the pods: nothing here stands in for them.
 """
@@ -99,6 +100,13 @@ def test_drain_evicts_a_nodes_pods_within_the_budget(haru: Cluster) -> None:
     haru.kubectl("create", "pdb", "one-at-a-time", "--selector=app=web", "--max-unavailable=1")
     _until(lambda: _json(haru, "get", "pdb", "one-at-a-time").get("status", {}).get("disruptionsAllowed") == 1)
     node, count = Counter(p["spec"]["nodeName"] for p in _running_pods(haru)).most_common(1)[0]
+    haru.kubectl("apply", "-f", "-", input=json.dumps({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {
+            "metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}))
+    agent = _until(lambda: [p["metadata"]["name"] for p in _json(haru, "get", "pods", "-l", "app=agent")["items"]
+                            if p["spec"].get("nodeName") == node])
+    assert agent, "the DaemonSet put no pod on the node"
     assert count >= 2  # 8 pods on 4 nodes
     others = [n for n in _nodes(haru) if n != node]
     # With every other node cordoned the replacements cannot run, so the budget stays spent.
@@ -120,6 +128,8 @@ def test_drain_evicts_a_nodes_pods_within_the_budget(haru: Cluster) -> None:
                            timeout=150)
     out = drained.stdout + drained.stderr
     assert f"node/{node} drained" in out and out.count(" evicted") == count - 1
+    assert f"Warning: ignoring DaemonSet-managed Pods: default/{agent[0]}" in out
+    assert haru.kubectl("get", "pod", agent[0], check=False).returncode == 0  # left running
     assert _json(haru, "get", "node", node)["spec"]["unschedulable"] is True
 
     def settled() -> list[dict[str, Any]] | None:

@@ -2,7 +2,7 @@
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
-TTL-after-finished, CronJob),
+TTL-after-finished, CronJob, HorizontalPodAutoscaler),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -18,6 +18,7 @@ from controllers.cron_job import CronJobController
 from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
+from controllers.horizontal_pod_autoscaler import HorizontalPodAutoscalerController
 from controllers.job import JobController
 from controllers.job_ttl import TTLAfterFinishedController
 from controllers.manager import Manager
@@ -28,7 +29,7 @@ from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
-         "deployment", "job", "ttl-after-finished", "cronjob")
+         "deployment", "job", "ttl-after-finished", "cronjob", "horizontal-pod-autoscaler")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -55,6 +56,8 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(TTLAfterFinishedController(client, **settings.get("ttl-after-finished", {})))
     if "cronjob" in only:
         built.append(CronJobController(client, **settings.get("cronjob", {})))
+    if "horizontal-pod-autoscaler" in only:
+        built.append(HorizontalPodAutoscalerController(client, **settings.get("horizontal-pod-autoscaler", {})))
     return built
 
 

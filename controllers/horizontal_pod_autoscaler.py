@@ -21,7 +21,8 @@ from client import errors
 from client.resources import DEPLOYMENTS, PODS, REPLICASETS, STATEFULSETS, Resource
 from client.rest import RestClient
 from controllers import events, hpa_behavior as behavior, hpa_metrics as metrics, timestamps
-from controllers.reconciling import Result, Watch, by_name
+from client.informer import Event
+from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.hpa")
 COMPONENT = "horizontal-pod-autoscaler"
@@ -31,6 +32,10 @@ REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "Replicat
 SCALABLE = {("apps", "Deployment"): DEPLOYMENTS, ("apps", "ReplicaSet"): REPLICASETS,
             ("apps", "StatefulSet"): STATEFULSETS, ("", "ReplicationController"): REPLICATION_CONTROLLERS}
 Obj = dict[str, Any]
+
+
+class Failed(Exception):
+    """A reconcile that recorded its failure in the status and events."""
 
 
 def set_condition(hpa: Obj, kind: str, status: str, reason: str, message: str, now: float) -> None:
@@ -52,7 +57,7 @@ class HorizontalPodAutoscalerController:
     def __init__(self, client: RestClient, *, sync_period: float = 15.0, tolerance: float = 0.1,
                  clock: Callable[[], float] = time.time) -> None:
         self.client, self.sync_period, self.tolerance, self.clock = client, sync_period, tolerance, clock
-        self.hpas = Watch(HPAS, by_name)
+        self.hpas = Watch(HPAS, self._hpa_keys)
         self.watches = [self.hpas]
         self.reader = metrics.Reader(client)
         self.states: dict[str, behavior.State] = {}
@@ -60,6 +65,15 @@ class HorizontalPodAutoscalerController:
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
+
+    @staticmethod
+    def _hpa_keys(event: Event) -> list[Hashable]:
+        """A new HPA or a new spec is looked at now; status writes (ours) wait for the next sync, as
+        upstream's queue holds every HPA for the sync period."""
+        if event.type == "MODIFIED" and event.old is not None:
+            if (event.old.get("metadata") or {}).get("generation") == (event.obj.get("metadata") or {}).get("generation"):
+                return []
+        return [event.key]
 
     def _cached(self, key: str) -> Obj | None:
         informer = self._ctx.informer(self.hpas) if self._ctx is not None else None
@@ -72,7 +86,11 @@ class HorizontalPodAutoscalerController:
             return None
         hpa = copy.deepcopy(found)
         original = copy.deepcopy(found.get("status") or {})
-        await self._autoscale(str(key), hpa, original)
+        try:
+            await self._autoscale(str(key), hpa, original)
+        except (errors.APIError, Failed) as exc:
+            # Upstream logs the error and looks again one sync period later, not sooner.
+            log.warning("%s: %s", key, exc)
         return Result(requeue_after=self.sync_period)
 
     async def event(self, hpa: Obj, kind: str, reason: str, message: str) -> None:
@@ -123,8 +141,7 @@ class HorizontalPodAutoscalerController:
                           f"the HPA controller was unable to get the target's current scale: {exc.message}", now)
             self._set_status(hpa, hpa["status"]["currentReplicas"], hpa["status"]["desiredReplicas"], None, False, now)
             await self._write_status(hpa, original)
-            raise errors.APIError(exc.code, exc.reason, f"failed to query scale subresource for {reference}: "
-                                                        f"{exc.message}") from None
+            raise Failed(f"failed to query scale subresource for {reference}: {exc.message}") from None
         set_condition(hpa, "AbleToScale", "True", "SucceededGetScale",
                       "the HPA controller was able to get the target's current scale", now)
         current = int((scale.get("spec") or {}).get("replicas") or 0)
@@ -149,7 +166,7 @@ class HorizontalPodAutoscalerController:
                 self._set_status(hpa, current, hpa["status"]["desiredReplicas"], statuses, False, now)
                 await self._write_status(hpa, original)
                 await self.event(hpa, "Warning", "FailedComputeMetricsReplicas", failure)
-                raise RuntimeError(f"failed to compute desired number of replicas based on listed metrics for "
+                raise Failed(f"failed to compute desired number of replicas based on listed metrics for "
                                    f"{reference}: {failure}")
             if proposed > current:
                 reason = f"{name} above target"
@@ -175,7 +192,7 @@ class HorizontalPodAutoscalerController:
                               f"the HPA controller was unable to update the target scale: {exc.message}", now)
                 self._set_status(hpa, current, hpa["status"]["desiredReplicas"], statuses, False, now)
                 await self._write_status(hpa, original)
-                raise
+                raise Failed(f"failed to rescale {reference}: {exc.message}") from None
             set_condition(hpa, "AbleToScale", "True", "SucceededRescale",
                           f"the HPA controller was able to update the target scale to {desired}", now)
             await self.event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")

@@ -5,17 +5,20 @@ Only the HPA controller runs, so a Deployment's replicas are what the HPA wrote 
 An External AverageValue metric scales 1 → 3 when the value rises, with the SuccessfulRescale event,
 status and conditions; with minReplicas 0 it scales to 0 and back; a target at 0 with minReplicas 1
 is left alone (ScalingDisabled); an unknown metric and a missing target set the failure conditions;
-an Object metric read from an annotation scales; a replica count above max is brought down.
+an Object metric read from an annotation scales; a Pods metric averages its pods' annotations; a replica
+count above max is brought down.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from client import errors
-from client.resources import CONFIGMAPS, DEPLOYMENTS, EVENTS
+from client.resources import CONFIGMAPS, DEPLOYMENTS, EVENTS, PODS
+from controllers import timestamps
 from controllers.horizontal_pod_autoscaler import HPAS
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
@@ -181,3 +184,37 @@ async def test_replicas_above_max_are_brought_down(cluster: Cluster) -> None:
     await eventually(lambda: _replicas_are(cluster, "big", 3))
     assert await eventually(lambda: _event_messages(cluster, "big", "SuccessfulRescale")) == [
         "New size: 3; reason: Current number of replicas above Spec.MaxReplicas"]
+
+
+async def _running_pod(cluster: Cluster, name: str, app: str, qps: str) -> None:
+    pod = await cluster.client.create(PODS, {"metadata": {"name": name, "labels": {"app": app},
+                                                          "annotations": {"metrics.haru.dev/qps": qps}},
+                                             "spec": {"containers": [{"name": "c", "image": "busybox"}]}}, NS)
+    now = timestamps.format(time.time())
+    pod["status"] = {"phase": "Running", "startTime": now,
+                     "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now}]}
+    await cluster.client.update(PODS, pod, subresource="status")
+
+
+async def test_a_pods_metric_averages_the_pods_annotations(cluster: Cluster) -> None:
+    # Two running pods the test made itself (no ReplicaSet controller here) at 30 and 50: average 40
+    # against a target of 10 per pod is 4 × the 2 ready pods = 8; without `behavior` one step grows to at
+    # most max(2 × 2, 4) = 4, the next to maxReplicas 6.
+    await cluster.client.create(DEPLOYMENTS, _deployment("front", 2), NS)
+    await _running_pod(cluster, "front-a", "front", "30")
+    await _running_pod(cluster, "front-b", "front", "50")
+    metric = {"type": "Pods", "pods": {"metric": {"name": "qps"},
+                                       "target": {"type": "AverageValue", "averageValue": "10"}}}
+    await cluster.client.create(HPAS, _hpa("front", "front", [metric], high=6), NS)
+    await eventually(lambda: _replicas_are(cluster, "front", 6))
+    hpa = await cluster.client.get(HPAS, "front", NS)
+    assert hpa["status"]["currentMetrics"] == [{"type": "Pods", "pods": {"metric": {"name": "qps"},
+                                                                         "current": {"averageValue": "40"}}}]
+    async def both() -> list[str] | None:
+        found = sorted(await _event_messages(cluster, "front", "SuccessfulRescale"))
+        return found if len(found) >= 2 else None
+
+    assert await eventually(both) == [
+        "New size: 4; reason: pods metric qps above target", "New size: 6; reason: pods metric qps above target"]
+    hpa = await eventually(lambda: _hpa_where(cluster, "front", "ScalingLimited", "TooManyReplicas"))
+    assert _condition(hpa, "ScalingLimited")["status"] == "True"

@@ -5,7 +5,8 @@ hollow nodes run.
 An HPA on an External metric (`haru-metrics` ConfigMap) scales a Deployment from 1 to 3 when the
 test raises the value; with minReplicas 0 it scales to 0 and back up; `kubectl autoscale ...
 --cpu-percent=50` makes the autoscaling/v2 HPA kubectl makes, and `kubectl get hpa` shows
-upstream's columns and a TARGETS cell `cpu: <current>/50%`; the custom metrics API answers `get --raw`.
+upstream's columns and a TARGETS cell `cpu: <current>/50%`; the external metrics API answers `get --raw`;
+the Python client 36.0.3 reads the HPA's status.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from tests.conftest import Cluster
 
@@ -82,6 +84,10 @@ def test_an_external_metric_scales_a_deployment_from_one_to_three_to_zero_and_ba
     events = haru.kubectl("get", "events", "--field-selector", "involvedObject.name=worker,reason=SuccessfulRescale",
                           "-o", "jsonpath={.items[*].message}").stdout
     assert "New size: 3; reason: external metric queue(nil) above target" in events
+    typed = client.AutoscalingV2Api(config.new_client_from_config(haru.kubeconfig)).read_namespaced_horizontal_pod_autoscaler(
+        "worker", "default")
+    assert typed.spec.min_replicas == 0 and typed.status.desired_replicas in (1, 3)
+    assert {c.type for c in typed.status.conditions} == {"AbleToScale", "ScalingActive", "ScalingLimited"}
     lines = haru.kubectl("get", "hpa", "worker").stdout.splitlines()
     assert lines[0].split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
     assert re.match(r"^worker\s+Deployment/worker\s+\S+/10 \(avg\)\s+0\s+5\s+[13]\s+\S+$", lines[1]), lines

@@ -175,3 +175,13 @@ def test_milli_values_print_as_decimal_si(milli: int, text: str) -> None:
 def test_a_bad_quantity_is_refused() -> None:
     with pytest.raises(ValueError):
         quantities.milli("12 apples")
+
+
+def test_a_container_resource_counts_only_the_named_containers_request() -> None:
+    two = pod("a")
+    two["spec"]["containers"].append({"name": "sidecar", "resources": {"requests": {"cpu": "1500m"}}})
+    # 250m used by "c" against its 500m request is 50%: at a 25% target that doubles the pods.
+    replicas, utilization, _ = calc.resource_utilization_replicas(1, 25, [two], values(a=250), "cpu", "c", NOW)
+    assert (replicas, utilization) == (2, 50)
+    with pytest.raises(calc.CalculationError, match="container web not present in pod a"):
+        calc.pod_requests([two], "web", "cpu")

@@ -2,7 +2,7 @@
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
-TTL-after-finished, CronJob, HorizontalPodAutoscaler),
+TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder, HorizontalPodAutoscaler),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -15,6 +15,7 @@ from typing import Any
 
 from client.rest import RestClient
 from controllers.cron_job import CronJobController
+from controllers.daemon_set import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
@@ -27,9 +28,12 @@ from controllers.reconciling import Controller
 from controllers.replica_set import ReplicaSetController
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
+from controllers.stateful_set import StatefulSetController
+from controllers.volume_binder import VolumeBinder
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
-         "deployment", "job", "ttl-after-finished", "cronjob", "horizontal-pod-autoscaler")
+         "deployment", "job", "ttl-after-finished", "cronjob", "statefulset", "daemonset", "persistentvolume-binder",
+         "horizontal-pod-autoscaler")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -56,6 +60,12 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(TTLAfterFinishedController(client, **settings.get("ttl-after-finished", {})))
     if "cronjob" in only:
         built.append(CronJobController(client, **settings.get("cronjob", {})))
+    if "statefulset" in only:
+        built.append(StatefulSetController(client, **settings.get("statefulset", {})))
+    if "daemonset" in only:
+        built.append(DaemonSetController(client, **settings.get("daemonset", {})))
+    if "persistentvolume-binder" in only:
+        built.append(VolumeBinder(client, **settings.get("persistentvolume-binder", {})))
     if "horizontal-pod-autoscaler" in only:
         built.append(HorizontalPodAutoscalerController(client, **settings.get("horizontal-pod-autoscaler", {})))
     return built

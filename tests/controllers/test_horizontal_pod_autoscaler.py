@@ -5,7 +5,8 @@ Only the HPA controller runs, so a Deployment's replicas are what the HPA wrote 
 An External AverageValue metric scales 1 → 3 when the value rises, with the SuccessfulRescale event,
 status and conditions; with minReplicas 0 it scales to 0 and back; a target at 0 with minReplicas 1
 is left alone (ScalingDisabled); an unknown metric and a missing target set the failure conditions;
-an Object metric read from an annotation scales; a Pods metric averages its pods' annotations; a replica
+an Object metric read from an annotation scales; a Pods metric averages its pods' annotations; StatefulSets
+and ReplicaSets scale through their `/scale` too; a replica
 count above max is brought down.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from client import errors
-from client.resources import CONFIGMAPS, DEPLOYMENTS, EVENTS, PODS
+from client.resources import CONFIGMAPS, DEPLOYMENTS, EVENTS, PODS, REPLICASETS, STATEFULSETS
 from controllers import timestamps
 from controllers.horizontal_pod_autoscaler import HPAS
 from tests.controllers.conftest import Cluster
@@ -218,3 +219,24 @@ async def test_a_pods_metric_averages_the_pods_annotations(cluster: Cluster) -> 
         "New size: 4; reason: pods metric qps above target", "New size: 6; reason: pods metric qps above target"]
     hpa = await eventually(lambda: _hpa_where(cluster, "front", "ScalingLimited", "TooManyReplicas"))
     assert _condition(hpa, "ScalingLimited")["status"] == "True"
+
+
+async def test_a_statefulset_and_a_replicaset_scale_through_their_scale_subresources(cluster: Cluster) -> None:
+    await _set_metric(cluster, "sets_queue", "20")
+    labels = {"app": "db"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    await cluster.client.create(STATEFULSETS, {"metadata": {"name": "db"}, "spec": {
+        "replicas": 1, "serviceName": "db", "selector": {"matchLabels": labels}, "template": template}}, NS)
+    await cluster.client.create(REPLICASETS, {"metadata": {"name": "db-rs"}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": labels}, "template": template}}, NS)
+    for name, kind in (("db", "StatefulSet"), ("db-rs", "ReplicaSet")):
+        hpa = _hpa(name, name, [_external("sets_queue", "10")])
+        hpa["spec"]["scaleTargetRef"]["kind"] = kind
+        await cluster.client.create(HPAS, hpa, NS)
+
+    async def scaled() -> bool:
+        replicas = [(await cluster.client.get(r, n, NS))["spec"]["replicas"]
+                    for r, n in ((STATEFULSETS, "db"), (REPLICASETS, "db-rs"))]
+        return replicas == [2, 2]
+
+    await eventually(scaled)

@@ -5,9 +5,8 @@ Only the HPA controller runs, so a Deployment's replicas are what the HPA wrote 
 An External AverageValue metric scales 1 → 3 when the value rises, with the SuccessfulRescale event,
 status and conditions; with minReplicas 0 it scales to 0 and back; a target at 0 with minReplicas 1
 is left alone (ScalingDisabled); an unknown metric and a missing target set the failure conditions;
-an Object metric read from an annotation scales; a Pods metric averages its pods' annotations; StatefulSets
-and ReplicaSets scale through their `/scale` too; a replica
-count above max is brought down.
+an Object metric read from an annotation scales; a Pods metric averages its pods' annotations;
+StatefulSets and ReplicaSets scale through their `/scale` too; a replica count above max is brought down.
 """
 
 from __future__ import annotations

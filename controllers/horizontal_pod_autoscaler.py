@@ -18,10 +18,11 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from client import errors
+from client.informer import Event
 from client.resources import DEPLOYMENTS, PODS, REPLICASETS, STATEFULSETS, Resource
 from client.rest import RestClient
-from controllers import events, hpa_behavior as behavior, hpa_metrics as metrics, timestamps
-from client.informer import Event
+from controllers import (events, hpa_behavior as behavior, hpa_metrics as metrics, hpa_replicas as calc, quantities,
+                         timestamps)
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.hpa")
@@ -203,6 +204,19 @@ class HorizontalPodAutoscalerController:
         self._set_status(hpa, current, desired, statuses, rescale, now)
         await self._write_status(hpa, original)
 
+    def _tolerance(self, hpa: Obj) -> calc.Tolerance:
+        """Each direction's `behavior` tolerance (HPAConfigurableTolerance), else the controller's."""
+        rules = ((hpa.get("spec") or {}).get("behavior")) or {}
+
+        def of(direction: str) -> float:
+            given = (rules.get(direction) or {}).get("tolerance")
+            try:
+                return self.tolerance if given is None else float(quantities.parse(given))
+            except ValueError:
+                return self.tolerance
+
+        return calc.Tolerance(down=of("scaleDown"), up=of("scaleUp"))
+
     async def _compute(self, hpa: Obj, scale: Obj, current: int, status_replicas: int, now: float
                        ) -> tuple[int | None, str, list[Obj], str]:
         """(the largest proposal or None, its metric, the statuses, the failure) as computeReplicasForMetrics."""
@@ -223,7 +237,7 @@ class HorizontalPodAutoscalerController:
         for i, spec in enumerate(specs):
             try:
                 found = await metrics.proposal(self.reader, spec, namespace, current, status_replicas, selector, pods,
-                                               now, self.tolerance)
+                                               now, self._tolerance(hpa))
             except metrics.MetricError as exc:
                 invalid += 1
                 first_error = first_error or str(exc)

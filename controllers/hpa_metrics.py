@@ -150,7 +150,7 @@ def _seconds(go_duration: str) -> float:
 
 
 async def proposal(reader: Reader, spec: dict[str, Any], namespace: str, current: int, status_replicas: int,
-                   selector: str, pods: list[dict[str, Any]], now: float, tolerance: float = calc.TOLERANCE
+                   selector: str, pods: list[dict[str, Any]], now: float, tolerance: calc.Tolerance = calc.TOLERANCE
                    ) -> Proposal:
     kind = spec.get("type")
     if kind == "External":
@@ -170,7 +170,7 @@ def _failed(reason: str, message: str) -> MetricError:
 
 
 async def _external(reader: Reader, source: dict[str, Any], namespace: str, current: int, status_replicas: int,
-                    pods: list[dict[str, Any]], tolerance: float) -> Proposal:
+                    pods: list[dict[str, Any]], tolerance: calc.Tolerance) -> Proposal:
     metric = source.get("metric") or {}
     name, selector = metric.get("name", ""), metric.get("selector")
     target = source.get("target") or {}
@@ -195,7 +195,7 @@ async def _external(reader: Reader, source: dict[str, Any], namespace: str, curr
 
 
 async def _object(reader: Reader, source: dict[str, Any], namespace: str, current: int, status_replicas: int,
-                  pods: list[dict[str, Any]], tolerance: float) -> Proposal:
+                  pods: list[dict[str, Any]], tolerance: calc.Tolerance) -> Proposal:
     metric = source.get("metric") or {}
     described = source.get("describedObject") or {}
     name = metric.get("name", "")
@@ -221,7 +221,7 @@ async def _object(reader: Reader, source: dict[str, Any], namespace: str, curren
 
 
 async def _pods(reader: Reader, source: dict[str, Any], namespace: str, current: int, selector: str,
-                pods: list[dict[str, Any]], now: float, tolerance: float) -> Proposal:
+                pods: list[dict[str, Any]], now: float, tolerance: calc.Tolerance) -> Proposal:
     metric = source.get("metric") or {}
     name = metric.get("name", "")
     target = source.get("target") or {}
@@ -238,7 +238,7 @@ async def _pods(reader: Reader, source: dict[str, Any], namespace: str, current:
 
 
 async def _resource(reader: Reader, spec: dict[str, Any], namespace: str, current: int, selector: str,
-                    pods: list[dict[str, Any]], now: float, tolerance: float) -> Proposal:
+                    pods: list[dict[str, Any]], now: float, tolerance: calc.Tolerance) -> Proposal:
     container_metric = spec.get("type") == "ContainerResource"
     source = spec.get("containerResource" if container_metric else "resource") or {}
     resource, container = source.get("name", ""), source.get("container", "") if container_metric else ""

@@ -1,7 +1,7 @@
 """The HPA's replica calculation (upstream's replica_calculator.go), pure over pods and metric values.
 
 Every function answers a proposal for one metric: ceil(ready pods × usage/target), or the current
-count when the ratio is within `tolerance` (0.1) of 1. Pod metrics (Resource, ContainerResource,
+count when the ratio is within the tolerance (0.1 either way, or behavior's) of 1. Pod metrics (Resource, ContainerResource,
 Pods) group the pods first: deleted and failed pods are ignored, pending ones (and, for cpu, ones
 not yet ready within their start-up period) are unready, pods without a value are missing; missing
 pods count as at target on a scale-down and at zero on a scale-up, unready ones at zero on a
@@ -17,7 +17,21 @@ from typing import Any
 
 from controllers import quantities, timestamps
 
-TOLERANCE = 0.1
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far from 1 the usage ratio may be before the count changes: `down` below, `up` above
+    (behavior.scaleDown/scaleUp.tolerance, HPAConfigurableTolerance; else the controller's 0.1)."""
+
+    down: float = 0.1
+    up: float = 0.1
+
+    def within(self, ratio: float) -> bool:
+        return 1.0 - self.down <= ratio <= 1.0 + self.up
+
+
+TOLERANCE = Tolerance()
 CPU_INITIALIZATION_PERIOD = 300.0
 INITIAL_READINESS_DELAY = 30.0
 Pod = dict[str, Any]
@@ -126,8 +140,8 @@ def usage_ratio(values: dict[str, PodValue], target: int) -> tuple[float, int]:
     return average / target, average
 
 
-def _rebalanced(values: dict[str, PodValue], current: int, ratio: float, new_ratio: float, tolerance: float) -> int:
-    if abs(1.0 - new_ratio) <= tolerance or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+def _rebalanced(values: dict[str, PodValue], current: int, ratio: float, new_ratio: float, tolerance: Tolerance) -> int:
+    if tolerance.within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
         return current  # too small a change, or it would turn the direction around
     proposed = math.ceil(new_ratio * len(values))
     if (new_ratio < 1.0 and proposed > current) or (new_ratio > 1.0 and proposed < current):
@@ -136,7 +150,7 @@ def _rebalanced(values: dict[str, PodValue], current: int, ratio: float, new_rat
 
 
 def resource_utilization_replicas(current: int, target: int, pods: list[Pod], found: dict[str, PodValue],
-                                  resource: str, container: str, now: float, tolerance: float = TOLERANCE
+                                  resource: str, container: str, now: float, tolerance: Tolerance = TOLERANCE
                                   ) -> tuple[int, int, int]:
     """(replicas, utilization %, raw average usage) for a Utilization target."""
     if not pods:
@@ -151,7 +165,7 @@ def resource_utilization_replicas(current: int, target: int, pods: list[Pod], fo
     ratio, utilization, raw = utilization_ratio(values, requests, target)
     scale_up_with_unready = bool(unready) and ratio > 1.0
     if not scale_up_with_unready and not missing:
-        if abs(1.0 - ratio) <= tolerance:
+        if tolerance.within(ratio):
             return current, utilization, raw
         return math.ceil(ratio * ready), utilization, raw
     if missing:
@@ -166,7 +180,7 @@ def resource_utilization_replicas(current: int, target: int, pods: list[Pod], fo
 
 
 def plain_metric_replicas(current: int, target: int, pods: list[Pod], found: dict[str, PodValue], resource: str,
-                          now: float, tolerance: float = TOLERANCE) -> tuple[int, int]:
+                          now: float, tolerance: Tolerance = TOLERANCE) -> tuple[int, int]:
     """(replicas, average usage) for an AverageValue target over pods (Resource, Pods metrics)."""
     if not pods:
         raise CalculationError("no pods returned by selector while calculating replica count")
@@ -179,7 +193,7 @@ def plain_metric_replicas(current: int, target: int, pods: list[Pod], found: dic
     ratio, usage = usage_ratio(values, target)
     scale_up_with_unready = bool(unready) and ratio > 1.0
     if not scale_up_with_unready and not missing:
-        if abs(1.0 - ratio) <= tolerance:
+        if tolerance.within(ratio):
             return current, usage
         return math.ceil(ratio * ready), usage
     for name in missing:
@@ -191,21 +205,21 @@ def plain_metric_replicas(current: int, target: int, pods: list[Pod], found: dic
     return _rebalanced(values, current, ratio, new_ratio, tolerance), usage
 
 
-def usage_ratio_replicas(current: int, ratio: float, pods: list[Pod] | None, tolerance: float = TOLERANCE) -> int:
+def usage_ratio_replicas(current: int, ratio: float, pods: list[Pod] | None, tolerance: Tolerance = TOLERANCE) -> int:
     """Object and External `Value` targets: by ready pods, or straight from the ratio at zero."""
     if current == 0:
         return math.ceil(ratio)
-    if abs(1.0 - ratio) <= tolerance:
+    if tolerance.within(ratio):
         return current
     return math.ceil(ratio * ready_pod_count(pods or []))
 
 
-def per_pod_replicas(current: int, usage: int, target_average: int, tolerance: float = TOLERANCE) -> tuple[int, int]:
+def per_pod_replicas(current: int, usage: int, target_average: int, tolerance: Tolerance = TOLERANCE) -> tuple[int, int]:
     """Object and External `AverageValue` targets: (replicas, usage per current replica)."""
     if current == 0:
         return math.ceil(usage / target_average), usage
     replicas = current
     ratio = usage / (target_average * current)
-    if abs(1.0 - ratio) > tolerance:
+    if not tolerance.within(ratio):
         replicas = math.ceil(usage / target_average)
     return replicas, math.ceil(usage / current)

@@ -185,3 +185,17 @@ def test_a_container_resource_counts_only_the_named_containers_request() -> None
     assert (replicas, utilization) == (2, 50)
     with pytest.raises(calc.CalculationError, match="container web not present in pod a"):
         calc.pod_requests([two], "web", "cpu")
+
+
+TOLERANCES = [
+    ("the default tolerance keeps a ratio of 1.08", calc.TOLERANCE, 1.08, True),
+    ("a zero scale-up tolerance acts on 1.01", calc.Tolerance(down=0.1, up=0.0), 1.01, False),
+    ("a wide scale-down tolerance holds 0.7", calc.Tolerance(down=0.35, up=0.1), 0.7, True),
+    ("the default tolerance acts on 0.85", calc.TOLERANCE, 0.85, False),
+]
+
+
+@pytest.mark.parametrize("sentence,tolerance,ratio,within", TOLERANCES, ids=[c[0] for c in TOLERANCES])
+def test_tolerances_per_direction(sentence: str, tolerance: calc.Tolerance, ratio: float, within: bool) -> None:
+    assert tolerance.within(ratio) is within
+    assert (calc.usage_ratio_replicas(10, ratio, [pod(str(i)) for i in range(10)], tolerance) == 10) is within

@@ -5,8 +5,9 @@ hollow nodes run.
 An HPA on an External metric (`haru-metrics` ConfigMap) scales a Deployment from 1 to 3 when the
 test raises the value; with minReplicas 0 it scales to 0 and back up; `kubectl autoscale ...
 --cpu-percent=50` makes the autoscaling/v2 HPA kubectl makes, and `kubectl get hpa` shows
-upstream's columns and a TARGETS cell `cpu: <current>/50%`; the external metrics API answers `get --raw`;
-the Python client 36.0.3 reads the HPA's status.
+upstream's columns and a TARGETS cell `cpu: <current>/50%`; the external metrics API answers
+`get --raw`; the Python client 36.0.3 reads the HPA's status; minReplicas 0 on a cpu metric alone is
+refused with upstream's text.
 """
 
 from __future__ import annotations
@@ -115,3 +116,15 @@ def test_kubectl_autoscale_makes_a_cpu_hpa_that_get_hpa_prints(haru: Cluster) ->
     lines = haru.kubectl("get", "hpa", "web").stdout.splitlines()
     assert lines[0].split() == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
     assert re.match(r"^web\s+Deployment/web\s+cpu: (<unknown>|\d+%)/50%\s+1\s+5\s+\d+\s+\S+$", lines[1]), lines
+
+
+def test_min_replicas_zero_without_an_object_or_external_metric_is_refused(haru: Cluster) -> None:
+    bad = json.loads(_hpa("cpu-zero", "queue", 0))
+    bad["spec"]["metrics"] = [{"type": "Resource", "resource": {"name": "cpu", "target": {
+        "type": "Utilization", "averageUtilization": 50}}}]
+    result = haru.kubectl("apply", "-f", "-", input=json.dumps(bad), check=False)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        'The HorizontalPodAutoscaler "cpu-zero" is invalid: spec.metrics: Forbidden: must specify at least one '
+        'Object or External metric to support scaling to zero replicas')
+    assert haru.kubectl("get", "hpa", "cpu-zero", check=False).returncode == 1

@@ -150,7 +150,7 @@ class HorizontalPodAutoscalerController:
         state = self.states.setdefault(key, behavior.State())
         if not state.recommendations:
             state.recommendations.append(behavior.Recommendation(current, now))
-        min_replicas = spec.get("minReplicas", 1)
+        min_replicas = 1 if spec.get("minReplicas") is None else int(spec["minReplicas"])
         max_replicas = int(spec.get("maxReplicas") or 0)
         statuses: list[Obj] = []
         rescale, reason, desired = False, "", 0

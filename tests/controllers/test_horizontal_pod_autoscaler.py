@@ -6,7 +6,7 @@ An External AverageValue metric scales 1 → 3 when the value rises, with the Su
 status and conditions; with minReplicas 0 it scales to 0 and back; a target at 0 with minReplicas 1
 is left alone (ScalingDisabled); an unknown metric and a missing target set the failure conditions;
 an Object metric read from an annotation scales; a Pods metric averages its pods' annotations;
-StatefulSets and ReplicaSets scale through their `/scale` too; a replica count above max is brought down.
+StatefulSets and ReplicaSets scale through their `/scale` too; a replica count above max is brought down; the default 300 s scale-down window holds until the clock passes it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,21 @@ from controllers.horizontal_pod_autoscaler import HPAS
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
+
+
+class Clock:
+    """The controller's clock: real time plus what a test skipped ahead."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.skipped
+
+
+CLOCK = Clock()
 CONTROLLERS = ("horizontal-pod-autoscaler",)
-SETTINGS = {"horizontal-pod-autoscaler": {"sync_period": 0.2}}
+SETTINGS = {"horizontal-pod-autoscaler": {"sync_period": 0.2, "clock": CLOCK}}
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 NS = "default"
 FAST_DOWN = {"scaleDown": {"stabilizationWindowSeconds": 0}}
@@ -239,3 +252,19 @@ async def test_a_statefulset_and_a_replicaset_scale_through_their_scale_subresou
         return replicas == [2, 2]
 
     await eventually(scaled)
+
+
+async def test_the_default_scale_down_window_holds_until_300_seconds_pass(cluster: Cluster) -> None:
+    await _set_metric(cluster, "calm_queue", "40")
+    await cluster.client.create(DEPLOYMENTS, _deployment("calm", 4), NS)
+    await cluster.client.create(HPAS, _hpa("calm", "calm", [_external("calm_queue", "10")]), NS)
+    await eventually(lambda: _hpa_where(cluster, "calm", "ScalingActive", "ValidMetricFound"))
+    await _set_metric(cluster, "calm_queue", "10")
+    hpa = await eventually(lambda: _hpa_where(cluster, "calm", "AbleToScale", "ScaleDownStabilized"))
+    assert _condition(hpa, "AbleToScale")["message"] == (
+        "recent recommendations were higher than current one, applying the highest recent recommendation")
+    assert await _replicas(cluster, "calm") == 4
+    CLOCK.skipped += 301
+    await eventually(lambda: _replicas_are(cluster, "calm", 1))
+    assert await eventually(lambda: _event_messages(cluster, "calm", "SuccessfulRescale")) == [
+        "New size: 1; reason: All metrics below target"]

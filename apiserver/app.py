@@ -127,6 +127,12 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
     if path in ("/api", "/apis"):
         return _discovery_root(request, server, legacy=path == "/api")
     parts = path.strip("/").split("/")
+    if parts[0] == "apis" and len(parts) in (2, 3) and parts[1] in custom_metrics.GROUPS:
+        if len(parts) == 2:
+            return responses.json_response(custom_metrics.api_group(parts[1]))
+        if parts[2] == custom_metrics.GROUPS[parts[1]]:
+            return responses.json_response(custom_metrics.api_resource_list(server, parts[1]))
+        raise errors.route_not_found()
     if parts[0] == "api" and len(parts) == 2:
         body = discovery.api_resource_list(server.registry, "", parts[1])
         if body is None:

@@ -7,6 +7,7 @@ Custom: `.../namespaces/<ns>/<resource.group>/<name>/<metric>` (one object), `..
 labels (annotation values have none). External: `.../namespaces/<ns>/<metric>` with `labelSelector`
 over the series' labels. Unknown metrics are the adapters' 404s ("the server could not find the
 metric ..."); a known external metric whose series do not match is an empty list, as the test adapter.
+`/apis/<group>` and `/apis/<group>/<version>` are the adapter's discovery: the metrics with values now.
 """
 
 from __future__ import annotations
@@ -131,3 +132,42 @@ def _external(server: Server, request: web.Request, info: RequestInfo) -> web.St
     return responses.json_response({"kind": "ExternalMetricValueList",
                                     "apiVersion": f"{EXTERNAL_GROUP}/{EXTERNAL_VERSION}", "metadata": {},
                                     "items": items})
+
+
+# -- discovery -----------------------------------------------------------------------------
+
+# Where custom metrics are looked for when listing them (a GET reaches any stored kind).
+_LISTED = (("", "v1", "pods"), ("", "v1", "services"), ("apps", "v1", "deployments"), ("apps", "v1", "replicasets"),
+           ("apps", "v1", "statefulsets"), ("", "v1", "namespaces"))
+
+
+def api_group(group: str) -> dict[str, Any]:
+    gv = {"groupVersion": f"{group}/{GROUPS[group]}", "version": GROUPS[group]}
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [gv], "preferredVersion": gv}
+
+
+def api_resource_list(server: Server, group: str) -> dict[str, Any]:
+    """The metrics that have values now, as an adapter lists them: `pods/qps`, `deployments.apps/hits`
+    (custom), or one resource per external metric name."""
+    found: dict[str, bool] = {}
+    if group == EXTERNAL_GROUP:
+        row = server.registry.get("", "v1", "configmaps")
+        assert row is not None
+        for record in server.store.list(row.key_prefix).records:
+            obj = responses.decode(record.value)
+            if obj["metadata"]["name"] == source.CONFIGMAP:
+                found.update({name: True for name in (obj.get("data") or {})})
+        kind = "ExternalMetricValueList"
+    else:
+        for key in _LISTED:
+            row = server.registry.get(*key)
+            if row is None:
+                continue
+            plural = f"{row.resource}.{row.group}" if row.group else row.resource
+            for record in server.store.list(row.key_prefix).records:
+                for name in source.annotated_names(responses.decode(record.value)):
+                    found[f"{plural}/{name}"] = row.namespaced
+        kind = "MetricValueList"
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{GROUPS[group]}",
+            "resources": [{"name": name, "singularName": "", "namespaced": namespaced, "kind": kind, "verbs": ["get"]}
+                          for name, namespaced in sorted(found.items())]}

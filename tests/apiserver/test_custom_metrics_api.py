@@ -87,3 +87,22 @@ async def test_an_unknown_external_metric_is_not_found_and_writes_are_refused(ap
     assert status == 405, body
     status, body, _ = await api.request("GET", f"{EXTERNAL}/namespaces/default/x?labelSelector=a%3D%3D%3Db")
     assert status == 400, body
+
+
+async def test_each_group_version_lists_the_metrics_that_have_values(api: Any) -> None:
+    await _create(api, "/apis/apps/v1/namespaces/default/deployments", _deployment("listed", {
+        "metrics.haru.dev/hits": "3"}))
+    await _create(api, "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "haru-metrics"},
+                                                                 "data": {"backlog": "1"}})
+    status, body, _ = await api.request("GET", CUSTOM)
+    assert status == 200, body
+    assert body["groupVersion"] == "custom.metrics.k8s.io/v1beta2"
+    assert body["resources"] == [{"name": "deployments.apps/hits", "singularName": "", "namespaced": True,
+                                  "kind": "MetricValueList", "verbs": ["get"]}]
+    status, body, _ = await api.request("GET", EXTERNAL)
+    assert [r["name"] for r in body["resources"]] == ["backlog"]
+    assert body["resources"][0]["kind"] == "ExternalMetricValueList"
+    status, body, _ = await api.request("GET", "/apis/external.metrics.k8s.io")
+    assert body["preferredVersion"] == {"groupVersion": "external.metrics.k8s.io/v1beta1", "version": "v1beta1"}
+    status, _, _ = await api.request("GET", "/apis/external.metrics.k8s.io/v1beta2")
+    assert status == 404

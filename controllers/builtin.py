@@ -2,7 +2,8 @@
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
-TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder, HorizontalPodAutoscaler),
+TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder, node lifecycle,
+taint eviction, PodGC, the kube-root-ca.crt publisher, HorizontalPodAutoscaler),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -24,15 +25,20 @@ from controllers.job import JobController
 from controllers.job_ttl import TTLAfterFinishedController
 from controllers.manager import Manager
 from controllers.namespace import NamespaceController
+from controllers.node_lifecycle import NodeLifecycleController
 from controllers.reconciling import Controller
+from controllers.pod_gc import PodGCController
 from controllers.replica_set import ReplicaSetController
+from controllers.root_ca_publisher import RootCAPublisher
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
 from controllers.stateful_set import StatefulSetController
+from controllers.taint_eviction import TaintEvictionController
 from controllers.volume_binder import VolumeBinder
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
          "deployment", "job", "ttl-after-finished", "cronjob", "statefulset", "daemonset", "persistentvolume-binder",
+         "node-lifecycle", "taint-eviction", "pod-garbage-collector", "root-ca-certificate-publisher",
          "horizontal-pod-autoscaler")
 Settings = dict[str, dict[str, Any]]
 
@@ -66,6 +72,14 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(DaemonSetController(client, **settings.get("daemonset", {})))
     if "persistentvolume-binder" in only:
         built.append(VolumeBinder(client, **settings.get("persistentvolume-binder", {})))
+    if "node-lifecycle" in only:
+        built.append(NodeLifecycleController(client, **settings.get("node-lifecycle", {})))
+    if "taint-eviction" in only:
+        built.append(TaintEvictionController(client, **settings.get("taint-eviction", {})))
+    if "pod-garbage-collector" in only:
+        built.append(PodGCController(client, **settings.get("pod-garbage-collector", {})))
+    if "root-ca-certificate-publisher" in only:
+        built.append(RootCAPublisher(client, **settings.get("root-ca-certificate-publisher", {})))
     if "horizontal-pod-autoscaler" in only:
         built.append(HorizontalPodAutoscalerController(client, **settings.get("horizontal-pod-autoscaler", {})))
     return built

@@ -4,7 +4,7 @@
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
 TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder, node lifecycle,
 taint eviction, PodGC, the kube-root-ca.crt publisher, disruption, EndpointSlice, Endpoints,
-ReplicationController),
+ReplicationController, HorizontalPodAutoscaler),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -25,6 +25,7 @@ from controllers.disruption import DisruptionController
 from controllers.endpoint_slice import EndpointSliceController
 from controllers.endpoints import EndpointsController
 from controllers.garbage_collector import GarbageCollector
+from controllers.horizontal_pod_autoscaler import HorizontalPodAutoscalerController
 from controllers.job import JobController
 from controllers.job_ttl import TTLAfterFinishedController
 from controllers.manager import Manager
@@ -64,6 +65,7 @@ CONTROLLERS: dict[str, Callable[..., Controller]] = {
     "endpointslice": EndpointSliceController,
     "endpoint": EndpointsController,
     "replicationcontroller": ReplicationControllerController,
+    "horizontal-pod-autoscaler": HorizontalPodAutoscalerController,
 }
 NAMES = tuple(CONTROLLERS)
 Settings = dict[str, dict[str, Any]]

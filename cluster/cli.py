@@ -4,12 +4,14 @@ Defaults: data in ./.haru/, port 6443 on 127.0.0.1, HTTPS with a CA generated in
 an admin bearer token kept in the data dir (so a restart keeps old kubeconfigs working). The
 kubeconfig is written only once the server has answered a request, then one line names it. Runs in
 the foreground until SIGINT/SIGTERM, then stops cleanly. The controllers (namespace lifecycle,
-garbage collector) and the hollow nodes (`python -m nodes`: 4 nodes in 2 racks, 8 virtual H100 on
-2, or `--nodes`/`--gpus-per-node`/`--gpu-model`, or `-f cluster.yaml`) run as supervised
+garbage collector), the scheduler and the hollow nodes (`python -m nodes`: 4 nodes in 2 racks, 8
+virtual H100 on 2, or `--nodes`/`--gpus-per-node`/`--gpu-model`, or `-f cluster.yaml`) run as supervised
 co-processes, or as tasks with `--embedded`. Progress lines come while it starts; once every node
 is Ready a one-screen summary follows (`summary.py`). Flags kube-apiserver refuses (a bad or
 locked feature gate, admission manifests with their gate off) and a malformed cluster file stop it
-before it starts. The scheduler is not built yet: bind pods by hand (`spec.nodeName`). `haru fault gpu
+before it starts. The scheduler (`python -m scheduler`, with `--scheduler-config`, `--scheduler-name`,
+`--record-results` and the scheduler's part of `--feature-gates`) places pending pods; a bad
+scheduler config stops it before it starts too. `haru fault gpu
 NODE/DEVICE unhealthy|healthy` marks a virtual device (`nodes/devices/fault.py`).
 """
 
@@ -36,6 +38,8 @@ from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
 from nodes import flags as node_flags
 from nodes.devices import fault as fault_cmd
+from scheduler import default_profile
+from scheduler import features as scheduler_features
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,7 +55,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="load admission policies and bindings from the files in DIR (KEP-5793); they cannot be "
                          "changed through the API")
     up.add_argument("--embedded", action="store_true",
-                    help="run the controllers and the nodes as tasks in this process instead of as co-processes")
+                    help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
+                         "co-processes")
+    up.add_argument("--scheduler-config", default=None, metavar="FILE",
+                    help="a KubeSchedulerConfiguration file for the scheduler (python -m scheduler --config)")
+    up.add_argument("--scheduler-name", default=None,
+                    help="the schedulerName the scheduler serves (default: default-scheduler)")
+    up.add_argument("--record-results", action="store_true",
+                    help="the scheduler writes each attempt's filter and score results to the pod's annotations")
     node_flags.add_shape_flags(up)
     nodes = commands.add_parser("nodes", help="look at the hollow nodes")
     nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
@@ -131,6 +142,7 @@ async def up(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     controllers: supervisor.Component | None = None
+    scheduler: supervisor.Component | None = None
     nodes: supervisor.Component | None = None
     try:
         ca_pem = pki.ca_pem() if pki else None
@@ -141,6 +153,11 @@ async def up(args: argparse.Namespace) -> int:
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
         controllers = await supervisor.start_controllers(path, embedded=args.embedded)
         componentstatuses.register(running.server, "controller-manager", controllers.health)
+        scheduler = await supervisor.start_scheduler(
+            path, feature_gates=scheduler_features.select(args.feature_gates),
+            config=os.path.abspath(args.scheduler_config) if args.scheduler_config else None,
+            scheduler_name=args.scheduler_name, record_results=args.record_results, embedded=args.embedded)
+        componentstatuses.register(running.server, "scheduler", scheduler.health)
         if shapes:
             _progress(f"starting {len(shapes)} hollow nodes")
             nodes = await supervisor.start_nodes(
@@ -157,6 +174,8 @@ async def up(args: argparse.Namespace) -> int:
     finally:
         if nodes is not None:
             await nodes.stop()
+        if scheduler is not None:
+            await scheduler.stop()
         if controllers is not None:
             await controllers.stop()
         await running.stop()
@@ -171,6 +190,13 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
+    # What python -m scheduler would refuse at its start (a bad config file) stops haru up here.
+    scheduler_gates = scheduler_features.parse(scheduler_features.select(args.feature_gates))
+    try:
+        default_profile.load_config(os.path.abspath(args.scheduler_config) if args.scheduler_config else None,
+                                    scheduler_gates, args.scheduler_name)
+    except Exception as exc:  # noqa: BLE001 - the config reader's own error type says what is wrong
+        raise ValueError(str(exc) if str(exc).startswith("couldn't") else f"couldn't create scheduler: {exc}") from None
     node_flags.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
 
 

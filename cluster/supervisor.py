@@ -1,11 +1,13 @@
-"""Start haru's co-processes and keep them running: the controllers and the hollow nodes (the
-scheduler later), either as child processes or as tasks in the caller's event loop.
+"""Start haru's co-processes and keep them running: the controllers, the scheduler and the hollow
+nodes, either as child processes or as tasks in the caller's event loop.
 
 `start_controllers(...)` is the one call `haru up` needs: with `embedded=False` it runs
 `python -m controllers --kubeconfig PATH` as a `CoProcess` (restarted with backoff if it exits
 unasked, stopped with SIGTERM then SIGKILL); with `embedded=True` it runs the same controllers as
 asyncio tasks over the kubeconfig, or over a URL, token and CA. Either way the caller gets an
 object with `async stop()`. The controllers themselves live in `controllers/builtin.py`.
+`start_scheduler(...)` does the same for `python -m scheduler` (passing `--feature-gates`,
+`--config`, `--scheduler-name` and `--record-results` through; `scheduler/scheduler.py`).
 `start_nodes(...)` does the same for `python -m nodes` (the kubelets live in `nodes/host.py`);
 `free_port()` picks the kubelet endpoint's port before the nodes start.
 """
@@ -161,6 +163,67 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
         await client.close()
         raise
     return EmbeddedControllers(client, manager)
+
+
+@dataclass
+class EmbeddedScheduler:
+    """The scheduler as tasks in this process (`haru up --embedded`, test fixtures)."""
+
+    client: RestClient
+    scheduler: Any  # scheduler.scheduler.Scheduler
+    name: str = "scheduler"
+
+    async def stop(self) -> None:
+        await self.scheduler.stop()
+        await self.client.close()
+
+    async def health(self) -> tuple[str, str, str]:
+        problems = self.scheduler.problems()
+        return ("False", "", "; ".join(problems)) if problems else ("True", "ok", "")
+
+
+def scheduler_argv(kubeconfig_path: str, *, feature_gates: str = "", config: str | None = None,
+                   scheduler_name: str | None = None, record_results: bool = False, python: str = sys.executable,
+                   verbose: bool = False) -> list[str]:
+    argv = [python, "-m", "scheduler", "--kubeconfig", kubeconfig_path]
+    if feature_gates:
+        argv += ["--feature-gates", feature_gates]
+    if config:
+        argv += ["--config", config]
+    if scheduler_name:
+        argv += ["--scheduler-name", scheduler_name]
+    if record_results:
+        argv.append("--record-results")
+    return argv + ["--verbose"] if verbose else argv
+
+
+async def start_scheduler(kubeconfig_path: str, *, feature_gates: str = "", config: str | None = None,
+                          scheduler_name: str | None = None, record_results: bool = False, embedded: bool = False,
+                          output: IO[Any] | int | None = None, verbose: bool = False) -> Component:
+    """Run the scheduler against the API server; returns something to `stop()`.
+
+    Embedded, a bad gate or config file raises ValueError here, as the co-process would exit 1.
+    """
+    if not embedded:
+        argv = scheduler_argv(kubeconfig_path, feature_gates=feature_gates, config=config,
+                              scheduler_name=scheduler_name, record_results=record_results, verbose=verbose)
+        return await CoProcess("scheduler", argv, output=output).start()
+    # Imported here: `haru up` without --embedded never loads the scheduler into the server process.
+    from scheduler import default_profile
+    from scheduler import features as scheduler_features
+    from scheduler.__main__ import USER_AGENT, observer_for
+    from scheduler.scheduler import Scheduler
+    gates = scheduler_features.parse(feature_gates)
+    settings = default_profile.load_config(config, gates, scheduler_name)
+    client = RestClient(kubeconfig.load(kubeconfig_path), user_agent=USER_AGENT)
+    try:
+        observer = observer_for(client) if record_results else None
+        sched = Scheduler(client, settings, gates, observer=observer)
+        await sched.start()
+    except BaseException:
+        await client.close()
+        raise
+    return EmbeddedScheduler(client, sched)
 
 
 def free_port(address: str = "127.0.0.1") -> int:

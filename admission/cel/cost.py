@@ -324,11 +324,24 @@ def compile_bound(root: Node, data_names: frozenset[str]) -> Callable[[dict[str,
             return short_circuit
 
         def call(scope: dict[str, Any]) -> tuple[int, Any]:
-            total, sizes = 0, []
+            total, sizes, values = 0, [], []
             for part in parts:
                 cost_, value = part(scope)
                 total += cost_
+                values.append(value)
                 sizes.append(-1 if value is _UNKNOWN else _size(value))
+            if name == "_[_]" and len(values) == 2:
+                # An index into known data yields known data, as a select does.
+                container, key = values
+                if type(container) is _Sized:
+                    return total + 1, container
+                if type(container) is dict and not isinstance(key, _Sized) and key is not _UNKNOWN:
+                    return total + 1, container.get(key)
+                if type(container) is list and type(key) is int and -len(container) <= key < len(container):
+                    return total + 1, container[key]
+                return total + 1, _UNKNOWN
+            if name == "@in" and values and type(values[-1]) is dict:
+                return total + 1, _UNKNOWN  # cel-go charges a map lookup 1, whatever the map's size
             return _add(total, _Walk.own_cost(name, sizes)), _UNKNOWN
         return call
 

@@ -221,7 +221,7 @@ class Program:
     """A compiled expression. `cost_estimate` is its static (min, max) cost."""
 
     __slots__ = ("env", "text", "cost_estimate", "reads", "_expression", "_root", "_bound", "_bound_by_size",
-                 "_results")
+                 "_results", "_strings")
 
     def __init__(self, env: Environment, text: str, expression: Any):
         self.env = env
@@ -236,8 +236,27 @@ class Program:
         # Results by the exact bytes of what the program read (`Activation.memo_key`): CEL is
         # pure, and the pods of one ReplicaSet, say, give every rule the same input.
         self._results: dict[bytes, tuple[bool, Any]] = {}
+        self._strings: frozenset[str] | None = None
         if self.cost_estimate.max > env.per_call_limit:
             self._bound = cost.compile_bound(self._root, frozenset(env.variables))
+
+    @property
+    def string_constants(self) -> frozenset[str]:
+        """Every string literal in the expression. The DRA allocator gives a device an empty
+        attribute map for each domain an expression names that the device lacks, since
+        `device.attributes["unknown.domain"]` is an empty map there, not a missing key."""
+        if self._strings is None:
+            found: set[str] = set()
+            stack = [self._root]
+            while stack:
+                node = stack.pop()
+                if node.kind == "const" and isinstance(node.value, str):
+                    found.add(node.value)
+                stack.extend(child for child in (node.target, node.iter_range, node.accu_init, node.loop_condition,
+                                                 node.loop_step, node.result) if child is not None)
+                stack.extend(node.args)
+            self._strings = frozenset(found)
+        return self._strings
 
     def evaluate(
         self, variables: Mapping[str, Any] | Activation, *, budget: CostBudget | None = None,

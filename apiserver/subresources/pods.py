@@ -1,7 +1,8 @@
 """Pod subresources: binding (the scheduler's write), eviction, and the node-backed connect ones.
 
-`binding` sets spec.nodeName once (409 when the pod is already bound) and adds the PodScheduled
-condition, as kube's pod registry does; `/api/v1/namespaces/ns/bindings` does the same. `eviction`
+`binding` sets spec.nodeName once (409 when the pod is already bound), adds the PodScheduled
+condition and clears status.nominatedNodeName (KEP-5278's ClearingNominatedNodeNameAfterBinding,
+on since 1.35), as kube's pod registry does; `/api/v1/namespaces/ns/bindings` does the same. `eviction`
 honours PodDisruptionBudgets (429 when one forbids it) and then deletes like DELETE does.
 `log`, `exec`, `attach` and `portforward` (`connect`) choose the container, translate the options into
 the kubelet's query and go to the pod's node's kubelet through `kubelet.py` (`proxy` is `proxy.py`'s).
@@ -59,6 +60,8 @@ async def bind(ep: Endpoint, request: web.Request, binding: dict[str, Any], pod_
         conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                            "lastTransitionTime": _now()})
         pod["status"]["conditions"] = conditions
+        # Once bound, a nomination (by preemption, or by an autoscaler) is stale information.
+        pod["status"].pop("nominatedNodeName", None)
         plan = go_shape.plan_for("v1", "Pod")
         if plan is not None:  # spec.nodeName and the annotations go to their Go places
             go_shape.shape_top(pod, plan)

@@ -2,7 +2,9 @@
 
 `container_results(container, pod, claims)` follows each entry `{name, request?}` to the pod's
 `spec.resourceClaims` (a claim by name, or a template's claim named in
-`status.resourceClaimStatuses`) and yields the matching `status.allocation.devices.results`.
+`status.resourceClaimStatuses`) and yields the matching `status.allocation.devices.results`, plus
+the devices of extended resources served through DRA (KEP-5004: the scheduler's special claim, its
+requests mapped to containers in `status.extendedResourceClaimStatus`).
 `health` (allocatedResourcesStatus) and `container` (env, nvidia-smi) both start here.
 """
 
@@ -58,4 +60,13 @@ def container_results(container: dict[str, Any], pod: dict[str, Any],
         if claim is None:
             continue
         out.extend(Held(pod_claim, request, r) for r in results_of(claim) if _wanted(r, request))
+    extended = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    claim = claims.get(extended.get("resourceClaimName") or "")
+    if claim is not None:
+        for mapping in extended.get("requestMappings") or []:
+            if mapping.get("containerName") != container.get("name"):
+                continue
+            request = mapping.get("requestName", "")
+            out.extend(Held(claim["metadata"]["name"], request, r) for r in results_of(claim)
+                       if r.get("request") == request)
     return out

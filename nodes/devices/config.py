@@ -11,7 +11,8 @@
       nvlink: true           # or {clique: "<clusterUUID>.<cliqueID>"}: NVSwitch domain attributes
                              #   (default: on for HGX models h100/h200/a100 with 2, 4, 8 or 16 GPUs)
       sharedGpu: true        # or {gpus: [...] | all, mode: memory | unlimited | <shares>}
-      network: 2             # or {count: 2, attach: succeed | fail}: NICs with an attach step
+      network: 2             # or {count: 2, attach: succeed | fail, attachDelaySeconds: 3}: NICs with an
+                             #   attach step, answered that many seconds after allocation (default 0)
 
 `parse(raw)` returns a `DevicesConfig` or raises `DevicesConfigError`, whose `.errors` are
 `(path, message)` pairs; `path` is a tuple of keys and list indexes below `devices`, so the
@@ -68,6 +69,7 @@ class DevicesConfig:
     share_mode: str = "memory"
     nics: int = 0
     nic_attach_fails: bool = False
+    nic_attach_delay: int = 0  # seconds between seeing a NIC allocated and reporting the attach
 
     @property
     def empty(self) -> bool:
@@ -121,13 +123,14 @@ def parse(raw: Any) -> DevicesConfig:
     mig_gpus, mig_profiles = _mig(raw.get("mig"), model, gpus, errors)
     nvlink, clique = _nvlink(raw.get("nvlink", None), model, gpus, errors)
     shared_gpus, share_mode = _shared(raw.get("sharedGpu"), gpus, errors)
-    nics, attach_fails = _network(raw.get("network"), errors)
+    nics, attach_fails, attach_delay = _network(raw.get("network"), errors)
 
     if errors:
         raise DevicesConfigError(errors)
     return DevicesConfig(model=model, gpus=gpus, numa_nodes=numa, mig_gpus=mig_gpus,
                          mig_profiles=mig_profiles, nvlink=nvlink, clique=clique, shared_gpus=shared_gpus,
-                         share_mode=share_mode, nics=nics, nic_attach_fails=attach_fails)
+                         share_mode=share_mode, nics=nics, nic_attach_fails=attach_fails,
+                         nic_attach_delay=attach_delay)
 
 
 def _kind(value: Any) -> str:
@@ -301,19 +304,21 @@ def _shared(value: Any, gpus: int, errors: list[Error]) -> tuple[frozenset[int],
     return selected, mode
 
 
-def _network(value: Any, errors: list[Error]) -> tuple[int, bool]:
+def _network(value: Any, errors: list[Error]) -> tuple[int, bool, int]:
     if value is None or value is False:
-        return 0, False
+        return 0, False, 0
     if isinstance(value, int) and not isinstance(value, bool):
         value = {"count": value}
     if not isinstance(value, dict):
         errors.append((("network",), f"must be a count or a mapping with count and attach, not {_kind(value)}"))
-        return 0, False
+        return 0, False, 0
     for key in value:
-        if key not in ("count", "attach"):
-            errors.append((("network", str(key)), "unknown field; known fields: count, attach"))
+        if key not in ("count", "attach", "attachDelaySeconds"):
+            errors.append((("network", str(key)), "unknown field; known fields: count, attach, attachDelaySeconds"))
     count = _int(value, "count", 1, 0, MAX_NICS, errors, ("network",))
     attach = value.get("attach", "succeed")
     if attach not in ("succeed", "fail"):
         errors.append((("network", "attach"), f"must be succeed or fail, not {attach!r}"))
-    return count, attach == "fail"
+    # At most the scheduler's default binding timeout (600 s): longer would only ever time out.
+    delay = _int(value, "attachDelaySeconds", 0, 0, 600, errors, ("network",))
+    return count, attach == "fail", delay

@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim")
 
 
+ATTACH_ATTEMPTS = 5  # a delayed attach re-reads its claim after this many conflicts at most
+
+
 def _by_name(claims: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {obj["metadata"]["name"]: obj for obj in claims.values() if isinstance(obj, dict) and obj.get("metadata")}
 
@@ -40,6 +43,7 @@ class Driver:
         self.health = self.registry.node(self.node_name)
         self.uuids = container.uuids(self.inventory)
         self._tasks: list[asyncio.Task[None]] = []
+        self._delayed: dict[str, asyncio.Task[None]] = {}  # claim uid -> its attach, due after the delay
         self._node = node
 
     def start(self) -> "Driver":
@@ -51,6 +55,7 @@ class Driver:
         return self
 
     async def stop(self) -> None:
+        self._tasks.extend(self._delayed.values())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -96,6 +101,44 @@ class Driver:
                 await asyncio.sleep(publisher.RETRY_SECONDS)
 
     async def _attach(self, claim: dict[str, Any]) -> None:
+        delay = self.config.nic_attach_delay
+        if delay and binding.attach_status(claim, self.node_name) is not None:
+            # A NIC that takes a while to attach: answer later, from the claim as it is then.
+            uid = claim["metadata"].get("uid", "")
+            if uid not in self._delayed:
+                meta = claim["metadata"]
+                task = asyncio.create_task(self._attach_later(meta["name"], meta.get("namespace"), uid, delay),
+                                           name=f"nic-attach/{self.node_name}/{meta['name']}")
+                self._delayed[uid] = task
+            return
+        await self._attach_now(claim)
+
+    async def _attach_later(self, name: str, namespace: str | None, uid: str, delay: int) -> None:
+        try:
+            await asyncio.sleep(delay)
+            # Changes that arrived meanwhile were not queued (the uid was pending), so read the
+            # claim afresh, and again after a conflict, instead of waiting for another event.
+            for _ in range(ATTACH_ATTEMPTS):
+                claim = await self.client.get(RESOURCE_CLAIMS, name, namespace)
+                if claim["metadata"].get("uid") != uid:
+                    return
+                patch = binding.attach_status(claim, self.node_name, fail=self.config.nic_attach_fails)
+                if patch is None:
+                    return
+                patch["metadata"] = {"resourceVersion": claim["metadata"]["resourceVersion"]}
+                try:
+                    await self.client.patch(RESOURCE_CLAIMS, name, patch, namespace, subresource="status")
+                    return
+                except errors.APIError as err:
+                    if not errors.is_conflict(err):
+                        raise
+        except errors.APIError as err:
+            if not errors.is_not_found(err):
+                log.warning("node %s: NIC attach of %s: %s", self.node_name, name, err)
+        finally:
+            self._delayed.pop(uid, None)
+
+    async def _attach_now(self, claim: dict[str, Any]) -> None:
         patch = binding.attach_status(claim, self.node_name, fail=self.config.nic_attach_fails)
         if patch is None:
             return

@@ -263,6 +263,18 @@ class PodWorker:
             if not (claim.get("status") or {}).get("allocation"):
                 return f"ResourceClaim {claim_name} is not allocated"
             self.claims[entry["name"]] = claim
+        # The scheduler's claim for extended resources served through DRA (KEP-5004).
+        extended = (self.pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        if extended.get("resourceClaimName"):
+            claim_name = extended["resourceClaimName"]
+            try:
+                claim = await self.kubelet.client.get(RESOURCECLAIMS, claim_name, self.record.namespace)
+            except errors.APIError as exc:
+                return (f"fetch ResourceClaim {claim_name} referenced by pod {meta.get('namespace')}/{meta['name']}: "
+                        f"{exc.message}")
+            if not (claim.get("status") or {}).get("allocation"):
+                return f"ResourceClaim {claim_name} is not allocated"
+            self.claims[claim_name] = claim
         return None
 
     # -- one container -----------------------------------------------------------------------

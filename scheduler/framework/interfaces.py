@@ -168,6 +168,9 @@ class PermitPlugin(Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Protocol):
+    """A class attribute `allow_parallel_pre_bind = True` is 1.36's PreBindPreFlightResult.AllowParallel:
+    adjacent plugins that set it have their PreBind run at the same time (absent: False)."""
+
     name: str
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Obj, node_name: str) -> Status | None:
@@ -225,6 +228,10 @@ class Handle(Protocol):
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
+    def activate(self, pods: list[Obj]) -> None:
+        """Move these pods, if they wait in backoff or unschedulable, to active (upstream's Activate)."""
+        ...
+
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         """Every Filter plugin on `node`, as if the higher-priority nominated pods were there too."""
         ...
@@ -245,7 +252,9 @@ class CycleObserver(Protocol):
     `point` is the extension point's upstream name ("PreFilter", "Filter", "PostFilter",
     "PreScore", "Score", "FinalScore", "Reserve", "Permit", "PreBind", "Bind"); `node` is "" for
     points not tied to one node; `value` is the Status (None: success), or the score as an int
-    for Score (raw) and FinalScore (normalized and weighted).
+    for Score (raw) and FinalScore (normalized and weighted); PreFilter gives `(PreFilterResult |
+    None, Status | None)`, PostFilter `(PostFilterResult | None, Status | None)` and Permit
+    `(Status | None, timeout seconds)`.
     """
 
     def observe(self, pod: Obj, point: str, plugin: str, node: str, value: Any) -> None: ...

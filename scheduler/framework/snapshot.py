@@ -22,6 +22,11 @@ class Snapshot:
         self.node_infos = [n for n in node_infos if n.node is not None]
         self._by_name = {n.name: n for n in self.node_infos}
 
+    def set(self, position: int, info: NodeInfo) -> None:
+        """Put `info` at `position`, replacing the same node's older copy (the cache's incremental update)."""
+        self.node_infos[position] = info
+        self._by_name[info.name] = info
+
     def get(self, name: str) -> NodeInfo | None:
         return self._by_name.get(name)
 

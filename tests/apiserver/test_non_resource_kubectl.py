@@ -74,17 +74,18 @@ def test_explain_reads_the_v2_protobuf_document_and_its_crds(haru, tmp_path):
     assert "   size\t<integer>" in lines and "     how many gadgets" in lines
 
 
-def test_get_componentstatuses_reports_the_store_and_the_controllers(haru):
+def test_get_componentstatuses_reports_the_store_the_controllers_and_the_scheduler(haru):
     result = haru.kubectl("get", "componentstatuses")
     assert result.stderr == "Warning: v1 ComponentStatus is deprecated in v1.19+\n"
     rows = [line.split() for line in result.stdout.splitlines()]
     assert rows[0] == ["NAME", "STATUS", "MESSAGE", "ERROR"]
-    assert sorted(rows[1:]) == [["controller-manager", "Healthy", "ok"], ["etcd-0", "Healthy", "ok"]]
+    assert sorted(rows[1:]) == [["controller-manager", "Healthy", "ok"], ["etcd-0", "Healthy", "ok"],
+                                ["scheduler", "Healthy", "ok"]]
     names = haru.kubectl("get", "cs", "-o", "jsonpath={.items[*].metadata.name}").stdout.split()
     for name in names:  # what upstream's e2e "should get componentstatuses" does
         assert haru.kubectl("get", "componentstatuses", name).returncode == 0
-    missing = haru.kubectl("get", "cs", "scheduler", check=False)
-    assert missing.returncode == 1 and "Error from server: Component not found: scheduler" in missing.stderr
+    missing = haru.kubectl("get", "cs", "etcd-1", check=False)
+    assert missing.returncode == 1 and "Error from server: Component not found: etcd-1" in missing.stderr
 
 
 def test_get_raw_health_endpoints(haru):

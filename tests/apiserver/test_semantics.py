@@ -84,6 +84,19 @@ async def test_binding_sets_the_node_once_and_eviction_respects_budgets(api: InP
     assert (await api.request("GET", f"{PODS}/free"))[0] == 404
 
 
+async def test_binding_clears_the_nominated_node_name(api: InProcess) -> None:
+    await api.request("POST", PODS, json=_pod("nominated"))
+    patch = {"status": {"nominatedNodeName": "node-2"}}
+    status, _, _ = await api.request("PATCH", f"{PODS}/nominated/status", json=patch,
+                                     headers={"Content-Type": "application/merge-patch+json"})
+    assert status == 200
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "nominated"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-2"}}
+    assert (await api.request("POST", f"{PODS}/nominated/binding", json=binding))[0] == 201
+    _, pod, _ = await api.request("GET", f"{PODS}/nominated")
+    assert pod["spec"]["nodeName"] == "node-2" and "nominatedNodeName" not in pod["status"]
+
+
 async def test_a_bound_pod_is_deleted_gracefully_and_others_at_once(api: InProcess) -> None:
     await api.request("POST", PODS, json=_pod("g"))
     await api.request("POST", f"{PODS}/g/binding",

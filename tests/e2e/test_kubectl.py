@@ -74,7 +74,9 @@ def test_create_generators_send_protobuf_and_get_shows_the_objects(haru: Cluster
 
 def test_get_in_every_output_format(haru: Cluster) -> None:
     ns = _ns(haru, "formats")
-    haru.kubectl("-n", ns, "run", "p1", "--image=nginx:1.27", "--labels=app=web")
+    # A schedulerName nobody serves keeps the pod Pending while the table is read (haru up schedules).
+    haru.kubectl("-n", ns, "run", "p1", "--image=nginx:1.27", "--labels=app=web",
+                 '--overrides={"spec": {"schedulerName": "nobody"}}')
     table = haru.kubectl("-n", ns, "get", "pods").stdout.splitlines()
     assert table[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
     assert table[1].split()[:4] == ["p1", "0/1", "Pending", "0"]

@@ -38,7 +38,8 @@ def test_a_full_mapping_is_read_with_its_overrides() -> None:
     assert cfg.model.driver_version == "570.133.20" and cfg.model.cuda_driver_version == "12.9"
     assert cfg.mig_gpus == {2, 3} and cfg.mig_profiles == ("1g.10gb", "7g.80gb")  # the model's order
     assert cfg.clique.endswith(".1") and cfg.shared_gpus == {0} and cfg.share_mode == "unlimited"
-    assert cfg.nics == 2 and cfg.nic_attach_fails
+    assert cfg.nics == 2 and cfg.nic_attach_fails and cfg.nic_attach_delay == 0
+    assert config.parse({"network": {"count": 1, "attachDelaySeconds": 3}}).nic_attach_delay == 3
 
 
 CASES = [
@@ -72,6 +73,8 @@ CASES = [
      [(("sharedGpu", "mode"), "must be memory, unlimited or a share count, not 'half'")]),
     ("a bad attach outcome", {"network": {"count": 1, "attach": "maybe"}},
      [(("network", "attach"), "must be succeed or fail, not 'maybe'")]),
+    ("an attach delay past the scheduler's binding timeout", {"network": {"count": 1, "attachDelaySeconds": 601}},
+     [(("network", "attachDelaySeconds"), "must be between 0 and 600, not 601")]),
     ("every error at once, in field order", {"gpus": -1, "model": "x", "network": "two"},
      [(("model",), "unsupported value 'x'; supported: h100, h200, a100, l40s, none"),
       (("gpus",), "must be between 0 and 16, not -1"),

@@ -68,6 +68,19 @@ def test_a_container_holds_the_results_of_its_claim_entries_and_requests() -> No
     assert [h.result["device"] for h in everything] == ["gpu-1", "gpu-2"]
 
 
+def test_extended_resources_served_through_dra_reach_the_container_their_mapping_names() -> None:
+    special = claim("p-extended-resources-x7k2q", result("gpu-3", "container-1-request-0"),
+                    result("gpu-0", "container-0-request-1"))
+    pod = {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}, "status": {"extendedResourceClaimStatus": {
+        "resourceClaimName": "p-extended-resources-x7k2q", "requestMappings": [
+            {"containerName": "a", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-1"},
+            {"containerName": "b", "resourceName": "nvidia.com/gpu", "requestName": "container-1-request-0"}]}}}
+    known = {"p-extended-resources-x7k2q": special}
+    assert [h.result["device"] for h in claims.container_results({"name": "a"}, pod, known)] == ["gpu-0"]
+    assert [h.result["device"] for h in claims.container_results({"name": "b"}, pod, known)] == ["gpu-3"]
+    assert claims.container_results({"name": "a"}, pod, {}) == []
+
+
 def test_allocated_resources_status_reports_unhealthy_devices_with_a_message() -> None:
     node = health.NodeHealth()
     node.replace({"gpu-2": health.Fault(xid=79)})

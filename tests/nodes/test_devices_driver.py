@@ -83,3 +83,31 @@ async def test_the_driver_publishes_attaches_nics_and_answers_the_kubelet(rest: 
         await running.stop()
     assert not running._tasks
 
+
+
+async def test_a_nic_with_an_attach_delay_reports_the_attach_later(rest: RestClient) -> None:
+    await rest.create(publisher.NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE + "-slow"}})
+    node = await rest.get(publisher.NODES, NODE + "-slow")
+    running = await nodes.devices.publish(client=rest, node=node, devices={"network": {"count": 1, "attachDelaySeconds": 1}})
+    assert isinstance(running, driver.Driver)
+    try:
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "slow-net"},
+                "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic.haru.dev"}}]}}}
+        made = await rest.create(driver.RESOURCE_CLAIMS, body, "default")
+        made["status"] = {"allocation": {"devices": {"results": [
+            {"request": "nic", "driver": "nic.haru.dev", "pool": NODE + "-slow", "device": "nic-0",
+             "bindingConditions": ["nic.haru.dev/attached"],
+             "bindingFailureConditions": ["nic.haru.dev/attach-failed"]}]}}}
+        await rest.update(driver.RESOURCE_CLAIMS, made, "default", subresource="status")
+
+        async def reported() -> list[dict[str, Any]]:
+            got = await rest.get(driver.RESOURCE_CLAIMS, "slow-net", "default")
+            return (got.get("status") or {}).get("devices") or []
+        (entry,) = await until(reported)
+        assert {c["type"]: c["status"] for c in entry["conditions"]}["nic.haru.dev/attached"] == "True"
+
+        async def let_go() -> bool:
+            return not running._delayed
+        assert await until(let_go)  # the delayed attach ran and was let go
+    finally:
+        await running.stop()

@@ -1,5 +1,7 @@
 """A `Handle` for plugin tests: a snapshot built from node and pod dicts, stores filled by hand,
-and an event recorder that keeps what it is told. No API server, no framework around it."""
+and an event recorder that keeps what it is told. No API server, no framework around it.
+`FilteringHandle` adds a Filter step that runs real filter functions (`cpu_fit`), nominated pods,
+and a client that records writes, for plugins (preemption) that simulate on node copies."""
 
 from __future__ import annotations
 
@@ -100,3 +102,84 @@ class FakeHandle:
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Obj, to_remove: PodInfo,
                                             node: NodeInfo) -> Status | None:
         return None
+
+
+def cpu_fit(pod: Obj, node: NodeInfo) -> Status | None:
+    """A one-resource stand-in for NodeResourcesFit's Filter, with its reason text."""
+    if node.requested.milli_cpu + PodInfo.of(pod).requests.milli_cpu > node.allocatable.milli_cpu:
+        return Status.unschedulable("Insufficient cpu")
+    return None
+
+
+class FakeClient:
+    """Records the writes a plugin sends; names in `missing` answer 404, in `failing` 500."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.missing: set[str] = set()
+        self.failing: set[str] = set()
+
+    def _answer(self, name: str) -> None:
+        from client.errors import APIError
+        if name in self.failing:
+            raise APIError(500, "InternalError", f"pods {name!r} could not be written")
+        if name in self.missing:
+            raise APIError(404, "NotFound", f'pods "{name}" not found')
+
+    async def patch(self, resource: Resource, name: str, patch: Any, namespace: str | None = None, *,
+                    patch_type: str = "merge", subresource: str | None = None, **_: Any) -> Obj:
+        self.calls.append(("patch", resource.resource, namespace, name, subresource, patch_type, patch))
+        self._answer(name)
+        return {}
+
+    async def delete(self, resource: Resource, name: str, namespace: str | None = None, **options: Any) -> Obj:
+        self.calls.append(("delete", resource.resource, namespace, name, options))
+        self._answer(name)
+        return {}
+
+
+class FilteringHandle(FakeHandle):
+    """A FakeHandle whose Filter step runs real filter functions (`cpu_fit` by default), with
+    nominated pods per node, a recording client, and a record of activated pods."""
+
+    def __init__(self, nodes: list[Obj] = (), pods: list[Obj] = (), *,  # type: ignore[assignment]
+                 stores: dict[Resource, list[Obj]] | None = None, filters: list[Any] | None = None,
+                 nominated: dict[str, list[Obj]] | None = None, waiting: dict[str, Any] | None = None) -> None:
+        super().__init__(nodes, pods, stores=stores)
+        self.client = FakeClient()
+        self.filters = filters if filters is not None else [cpu_fit]
+        self.nominated = {name: [PodInfo.of(p) for p in ps] for name, ps in (nominated or {}).items()}
+        self.waiting = waiting or {}
+        self.activated: list[Obj] = []
+        self.filter_calls = 0
+
+    def waiting_pod(self, uid: str) -> Any:
+        return self.waiting.get(uid)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self.nominated.get(node_name, []))
+
+    def activate(self, pods: list[Obj]) -> None:
+        self.activated.extend(pods)
+
+    def _run_filters(self, pod: Obj, node: NodeInfo) -> Status | None:
+        self.filter_calls += 1
+        for check in self.filters:
+            status = check(pod, node)
+            if status is not None:
+                return status
+        return None
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
+        # As upstream: with the nominated pods of equal or higher priority added, then without them.
+        mine = (pod.get("metadata") or {}).get("uid")
+        prio = int((pod.get("spec") or {}).get("priority") or 0)
+        extra = [i for i in self.nominated.get(node.name, []) if i.priority >= prio and i.uid != mine]
+        if extra:
+            crowded = node.clone()
+            for info in extra:
+                crowded.add_pod(info)
+            status = self._run_filters(pod, crowded)
+            if status is not None:
+                return status
+        return self._run_filters(pod, node)

@@ -108,3 +108,15 @@ def test_rough_charges_are_made_exact_before_the_budget_is_called_exhausted() ->
     assert budget.remaining == 0
     with pytest.raises(cel.CostBudgetExhausted):
         program.evaluate(activation, budget=budget)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('"model" in object.attributes["gpu.nvidia.com"]', True),
+    ('"model" in object.attributes["absent.example.com"]', False),
+    ('object.attributes["gpu.nvidia.com"]["model"] == "H100"', True),
+])
+def test_a_key_lookup_in_an_indexed_map_costs_what_cel_go_charges_not_the_largest_request(text: str,
+                                                                                          value: bool) -> None:
+    # A DRA selector shape: cel-go charges `in` on a map 1, and an index into known data is known data.
+    data = {"attributes": {"gpu.nvidia.com": {"model": "H100"}, "absent.example.com": {}}}
+    assert ENV.compile(text).evaluate({"object": data}) is value

@@ -1,0 +1,82 @@
+"""`python -m scheduler --kubeconfig PATH`: run the scheduler as a co-process.
+
+Connects with the kubeconfig (any cluster, not only haru: `--scheduler-name` picks which pods are
+ours), waits for the API server, schedules until SIGTERM or SIGINT and then stops cleanly (exit 0).
+A bad `--feature-gates` value or a bad `--config` file stops it before it connects, with the
+reason on stderr (exit 1). `cluster/supervisor.py` starts it and restarts it if it crashes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import sys
+
+from client import event_loop, kubeconfig, startup
+from client.rest import RestClient
+from scheduler import default_profile, features as feature_gates
+from scheduler.scheduler import Scheduler
+
+USER_AGENT = "haru-scheduler/0.1"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m scheduler", description="haru's scheduler")
+    parser.add_argument("--kubeconfig", required=True, help="kubeconfig to reach the API server with")
+    parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
+    parser.add_argument("--config", default=None, help="a KubeSchedulerConfiguration file")
+    parser.add_argument("--scheduler-name", default=None,
+                        help="the schedulerName of the (first) profile (default: default-scheduler)")
+    parser.add_argument("--record-results", action="store_true",
+                        help="write each attempt's filter and score results to the pod's annotations")
+    parser.add_argument("--feature-gates", default="", help="kube-scheduler syntax, e.g. GangScheduling=false")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
+    return parser
+
+
+def observer_for(client: RestClient) -> object:
+    """The `--record-results` observer (scheduler/record_results.py); ValueError if this build lacks it."""
+    try:
+        from scheduler import record_results  # type: ignore[attr-defined]
+    except ImportError:
+        raise ValueError("--record-results: this build has no result recorder (scheduler/record_results.py)") from None
+    return record_results.new(client)  # type: ignore[no-any-return]
+
+
+async def _main(args: argparse.Namespace, gates: dict[str, bool], config: object) -> int:
+    gc.set_threshold(50_000, 100, 100)  # informer caches: big acyclic trees (see controllers/__main__.py)
+    stop = startup.stop_event()
+    async with RestClient(kubeconfig.load(args.kubeconfig, args.context), user_agent=USER_AGENT) as client:
+        if not await startup.wait_for_server(client, stop):
+            return 0
+        try:
+            observer = observer_for(client) if args.record_results else None
+        except ValueError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        sched = Scheduler(client, config, gates, observer=observer)  # type: ignore[arg-type]
+        await sched.run(stop)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        gates = feature_gates.parse(args.feature_gates)
+    except ValueError as exc:
+        print(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}', file=sys.stderr)
+        return 1
+    try:
+        config = default_profile.load_config(args.config, gates, args.scheduler_name)
+    except Exception as exc:  # noqa: BLE001 - any config error stops the start, with its text
+        print(f"couldn't create scheduler: {exc}" if not str(exc).startswith("couldn't") else str(exc),
+              file=sys.stderr)
+        return 1
+    return event_loop.run(_main(args, gates, config))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""DefaultPreemption: the PostFilter plugin that makes room for a pod by evicting lower-priority ones.
+
+Its own rules, as upstream's plugin has them: who may preempt (not `preemptionPolicy: Never`, not
+while earlier victims on its nominated node are still terminating), which pods are victims on a
+node (every lower-priority pod is removed, then the most important are reprieved while the pod
+still fits, PDB-breaking ones first), and how many nodes to dry-run (minCandidateNodesPercentage /
+minCandidateNodesAbsolute). The flow around them is `evaluator.py`; the API calls `executor.py`.
+With SchedulerAsyncPreemption its PreEnqueue holds a preemptor back until its evictions are under way.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from client.resources import PODGROUPS
+from scheduler.framework.cycle_state import CycleState
+from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from scheduler.framework.interfaces import Features, Handle, NodeToStatus, PostFilterResult
+from scheduler.framework.node_info import NodeInfo, PodInfo
+from scheduler.framework.status import Code, Status, code_of, is_success
+from scheduler.plugins import names
+from scheduler.plugins.default_preemption import ordering, pdb
+from scheduler.plugins.default_preemption.evaluator import Evaluator
+from scheduler.plugins.default_preemption.executor import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Executor
+from scheduler.plugins.default_preemption.ordering import Victims, priority
+
+Obj = dict[str, Any]
+ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"  # beta, on by default since 1.33
+WORKLOAD_AWARE_PREEMPTION_GATE = "WorkloadAwarePreemption"  # alpha in 1.36
+TOPOLOGY_AWARE_GATE = "TopologyAwareWorkloadScheduling"  # alpha in 1.36
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+
+def validate_args(percentage: int, absolute: int) -> None:
+    """ValidateDefaultPreemptionArgs: field errors in upstream's words, aggregated as Go prints them."""
+    errs = []
+    if not 0 <= percentage <= 100:
+        errs.append(f"minCandidateNodesPercentage: Invalid value: {percentage}: not in valid range [0, 100]")
+    if absolute < 0:
+        errs.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
+    if percentage == 0 and absolute == 0:
+        errs.append("minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesAbsolute")
+        errs.append("minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
+                    "minCandidateNodesPercentage")
+    if errs:
+        raise ValueError(errs[0] if len(errs) == 1 else f"[{', '.join(errs)}]")
+
+
+def _terminating_by_preemption(pod: Obj) -> bool:
+    if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == DISRUPTION_TARGET:
+            return condition.get("status") == "True" and condition.get("reason") == PREEMPTION_BY_SCHEDULER
+    return False
+
+
+def _skip_hint(pod: Obj, old: Any, new: Any) -> QueueingHint:
+    # The pods this plugin holds back are also rejected by the plugins whose failure preemption
+    # resolves (NodeResourcesFit…); those decide when a deletion makes the pod worth retrying.
+    return QueueingHint.SKIP
+
+
+class DefaultPreemption:
+    name = names.DEFAULT_PREEMPTION
+
+    def __init__(self, args: dict[str, Any], handle: Handle, features: Features,
+                 rand: random.Random | None = None) -> None:
+        self.handle = handle
+        self.min_percentage = int(args.get("minCandidateNodesPercentage", DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE))
+        self.min_absolute = int(args.get("minCandidateNodesAbsolute", DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE))
+        validate_args(self.min_percentage, self.min_absolute)
+        self.async_preemption = features.get(ASYNC_PREEMPTION_GATE, True)
+        self.workload_aware = features.get(WORKLOAD_AWARE_PREEMPTION_GATE, False)
+        self.topology_aware = features.get(TOPOLOGY_AWARE_GATE, False)
+        self.rand = rand or random.Random()
+        self.executor = Executor(handle)
+        self.evaluator = Evaluator(self.name, handle, self, self.executor, self.async_preemption)
+
+    # PostFilter
+
+    async def post_filter(self, state: CycleState, pod: Obj,
+                          statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
+        refusal = self._pod_group_refusal(pod)
+        if refusal:
+            return None, Status.unschedulable(refusal)
+        result, status = await self.evaluator.preempt(state, pod, statuses)
+        if status is not None and status.message:
+            return result, Status(status.code, [f"preemption: {status.message}"], error=status.error)
+        return result, status
+
+    def _pod_group_refusal(self, pod: Obj) -> str:
+        """Why a pod of a PodGroup is not preempted for pod by pod ("" when it may be): with
+        topology-aware placement preemption would run once per placement tried, and with
+        workload-aware preemption the group is preempted for as a whole, by the PodGroup cycle's
+        PodGroupPostFilter, which haru does not have yet (upstream's PostFilter texts)."""
+        group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if not group:
+            return ""
+        if self.topology_aware:
+            namespace = (pod.get("metadata") or {}).get("namespace", "")
+            pod_group = self.handle.store(PODGROUPS).get(f"{namespace}/{group}")
+            if pod_group is None:
+                return "preemption: pod group for pod not found"
+            if (pod_group.get("spec") or {}).get("schedulingConstraints"):
+                return "preemption: not eligible due to placement-based pod group scheduling limitation"
+        if self.workload_aware:
+            return "preemption: not eligible due to workload aware preemption enabled"
+        return ""
+
+    # PreEnqueue
+
+    def pre_enqueue(self, pod: Obj) -> Status | None:
+        if not self.async_preemption:
+            return None
+        if self.executor.is_running((pod.get("metadata") or {}).get("uid", "")):
+            return Status.unresolvable("waiting for the preemption for this pod to be finished")
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self.async_preemption:
+            return []  # PreEnqueue never rejects then
+        return [ClusterEventWithHint(ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE), _skip_hint)]
+
+    # The evaluator's Strategy
+
+    def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        wanted = max(num_nodes * self.min_percentage // 100, self.min_absolute)
+        return self.rand.randrange(num_nodes), min(wanted, num_nodes)
+
+    def _may_preempt(self, victim: PodInfo, preemptor: Obj) -> bool:
+        return victim.priority < priority(preemptor)
+
+    def eligible_to_preempt_others(self, pod: Obj, nominated_node_status: Status | None) -> tuple[bool, str]:
+        if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
+            return False, "not eligible due to preemptionPolicy=Never."
+        nominated = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        if nominated:
+            # A nominated node the filters now call unresolvable is no reason to wait: preempt again.
+            if code_of(nominated_node_status) is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            node = self.handle.snapshot.get(nominated)
+            if node is not None:
+                for info in node.pods:
+                    if self._may_preempt(info, pod) and _terminating_by_preemption(info.pod):
+                        return False, "not eligible due to a terminating pod on the nominated node."
+        return True, ""
+
+    def select_victims_on_node(self, state: CycleState, pod: Obj, node: NodeInfo,
+                               pdbs: Sequence[Obj]) -> tuple[list[Obj], int, Status | None]:
+        """The fewest pods to evict from `node` (a clone) for `pod` to fit, most important first, and
+        how many of them break a PDB. `state` is a clone too: both are changed in place."""
+        def remove(info: PodInfo) -> Status | None:
+            node.remove_pod(info.pod)
+            return self.handle.run_pre_filter_extension_remove_pod(state, pod, info, node)
+
+        def add(info: PodInfo) -> Status | None:
+            node.add_pod(info)
+            return self.handle.run_pre_filter_extension_add_pod(state, pod, info, node)
+
+        # First remove every pod that may be preempted and see whether the pod fits at all.
+        potential = [info for info in node.pods if self._may_preempt(info, pod)]
+        for info in potential:
+            status = remove(info)
+            if not is_success(status):
+                return [], 0, _as_error(status)
+        if not potential:
+            return [], 0, Status.unresolvable("No preemption victims found for incoming pod")
+        # Affinity of the pod to one of the victims is not considered (upstream's choice, for speed).
+        status = self.handle.run_filter_plugins_with_nominated_pods(state, pod, node)
+        if not is_success(status):
+            return [], 0, status
+
+        # Then put pods back, most important first and PDB-breaking ones before the others, as
+        # long as the pod still fits; those that do not fit go.
+        keys = {id(info): ordering.importance_key(info.pod) for info in potential}
+        potential.sort(key=lambda info: keys[id(info)])
+        violating, fine = pdb.split_by_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        def reprieve(info: PodInfo) -> tuple[bool, Status | None]:
+            status = add(info)
+            if not is_success(status):
+                return False, _as_error(status)
+            fits = is_success(self.handle.run_filter_plugins_with_nominated_pods(state, pod, node))
+            if not fits:
+                status = remove(info)
+                if not is_success(status):
+                    return False, _as_error(status)
+                victims.append(info)
+            return fits, None
+
+        num_violating = 0
+        for info in violating:
+            fits, error = reprieve(info)
+            if error is not None:
+                return [], 0, error
+            if not fits:
+                num_violating += 1
+        for info in fine:
+            _, error = reprieve(info)
+            if error is not None:
+                return [], 0, error
+        if violating and fine:
+            victims.sort(key=lambda info: keys[id(info)])
+        return [info.pod for info in victims], num_violating, None
+
+    def ordered_score_functions(self, nodes: dict[str, Victims]) -> list[ordering.ScoreFn] | None:
+        return None  # upstream's default criteria
+
+
+def _as_error(status: Status | None) -> Status:
+    """A PreFilter extension's failure while simulating is an error of the dry run, not a verdict."""
+    assert status is not None
+    return Status.as_error(status.error or RuntimeError(status.message))
+
+
+def new(args: dict[str, Any], handle: Handle, features: Features) -> DefaultPreemption:
+    return DefaultPreemption(args, handle, features)

@@ -1,0 +1,134 @@
+"""The claims as this scheduler knows them: the informer's, our own newer writes, and in-flight ones.
+
+Upstream's DRA manager and assume cache, in small. Between Reserve and the end of PreBind a claim's
+allocation lives only here (`in_flight`, keyed by uid), so the next pod's allocator counts those
+devices as taken and a second pod sharing the claim waits for it. After PreBind writes a claim
+status, `assume` keeps that copy until the informer delivers it or something newer (compared by
+resourceVersion), so the next cycle does not see the claim unallocated. `allocated_state()` keeps
+one `scheduler.dra` AllocatedState up to date by comparing each claim with the object it last
+counted (the informer stores a new dict per change), instead of recounting every claim per pod.
+Built by the plugin from `Handle.store(RESOURCECLAIMS)`.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from client import cache
+from scheduler.dra.allocated import AllocatedState
+
+Obj = dict[str, Any]
+OWNER_INDEX = "by_owner_uid"
+UNSEEN_GRACE = 30.0  # seconds an assumed claim the informer never delivered is kept
+
+
+def _rv(obj: Obj) -> int:
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class ClaimTracker:
+    def __init__(self, store: cache.Store) -> None:
+        self._store = store
+        store.add_indexer(OWNER_INDEX, cache.by_owner_uid)
+        self._state = AllocatedState()
+        self._counted: dict[str, Obj] = {}  # claim uid -> the version of it `_state` counts
+        self._in_flight: dict[str, Obj] = {}
+        self._assumed: dict[str, tuple[Obj, float]] = {}  # namespace/name -> (what PreBind wrote, when)
+
+    def get(self, namespace: str, name: str) -> Obj | None:
+        key = f"{namespace}/{name}"
+        stored = self._store.get(key)
+        entry = self._assumed.get(key)
+        if entry is None:
+            return stored
+        assumed, at = entry
+        if stored is not None and _rv(stored) >= _rv(assumed):
+            del self._assumed[key]  # the informer caught up
+            return stored
+        if stored is None and time.monotonic() - at > UNSEEN_GRACE:
+            # Never seen by the informer after all this time: deleted meanwhile, not merely late.
+            del self._assumed[key]
+            return None
+        return assumed
+
+    def list(self) -> list[Obj]:
+        """Every claim, with our own writes where the informer lags."""
+        if not self._assumed:
+            return self._store.list()
+        out = []
+        seen = set()
+        for claim in self._store:
+            key = cache.key_of(claim)
+            seen.add(key)
+            current = self.get(claim["metadata"].get("namespace", ""), claim["metadata"]["name"])
+            if current is not None:
+                out.append(current)
+        for key in [k for k in self._assumed if k not in seen]:
+            namespace, _, name = key.partition("/")
+            current = self.get(namespace, name)
+            if current is not None:
+                out.append(current)
+        return out
+
+    def owned_by(self, uid: str) -> list[Obj]:
+        """The claims with an owner reference to `uid` (the pod's special claim is among them)."""
+        out = []
+        for claim in self._store.by_index(OWNER_INDEX, uid):
+            current = self.get(claim["metadata"].get("namespace", ""), claim["metadata"]["name"])
+            if current is not None:
+                out.append(current)
+        stored = {cache.key_of(c) for c in out}
+        for key, (claim, _) in list(self._assumed.items()):
+            if key not in stored and uid in cache.by_owner_uid(claim):
+                current = self.get(*key.split("/", 1))
+                if current is not None:
+                    out.append(current)
+        return out
+
+    def allocated_state(self) -> AllocatedState:
+        """What every claim holds, in-flight allocations included, as of now. The same object is
+        updated in place on the next call: use it within one scheduling cycle (which does not
+        yield to the informers between PreFilter and Reserve)."""
+        state, in_flight, previous = self._state, self._in_flight, self._counted
+        current: dict[str, Obj] = {}
+
+        def count(uid: str, claim: Obj) -> None:
+            current[uid] = claim
+            old = previous.pop(uid, None)
+            if old is claim:
+                return
+            if old is not None:
+                state.remove(old)
+            state.add(claim)
+
+        for claim in self.list():
+            uid = claim["metadata"].get("uid") or cache.key_of(claim)
+            count(uid, in_flight.get(uid, claim))
+        # In flight but not stored: the extended-resource claim before PreBind creates it.
+        for uid, claim in in_flight.items():
+            if uid not in current:
+                count(uid, claim)
+        for gone in previous.values():
+            state.remove(gone)
+        self._counted = current
+        return state
+
+    def signal_pending(self, uid: str, claim: Obj) -> None:
+        self._in_flight[uid] = claim
+
+    def has_pending(self, uid: str) -> bool:
+        return uid in self._in_flight
+
+    def remove_pending(self, uid: str) -> bool:
+        return self._in_flight.pop(uid, None) is not None
+
+    def assume(self, claim: Obj) -> None:
+        self._assumed[cache.key_of(claim)] = (copy.deepcopy(claim), time.monotonic())
+
+    def forget(self, claim: Obj) -> None:
+        self._assumed.pop(cache.key_of(claim), None)

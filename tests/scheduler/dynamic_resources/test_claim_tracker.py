@@ -1,0 +1,62 @@
+"""ClaimTracker: the allocated state it keeps in place follows the informer's changes, in-flight
+allocations and our own writes, and a newer informer copy replaces an assumed one."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from client import cache
+from scheduler.plugins.dynamic_resources.claim_tracker import ClaimTracker
+from tests.scheduler.dynamic_resources.objects import claim
+
+Obj = dict[str, Any]
+
+
+def allocated(name: str, device: str, rv: str = "5") -> Obj:
+    c = claim(name)
+    c["metadata"]["resourceVersion"] = rv
+    c["status"] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "n1", "device": device}]}}}
+    return c
+
+
+def held(tracker: ClaimTracker) -> set[str]:
+    return {device for _, _, device in tracker.allocated_state().devices}
+
+
+def test_the_allocated_state_follows_updates_deletes_and_in_flight_claims() -> None:
+    store = cache.Store()
+    store.replace([allocated("a", "gpu-0"), claim("b")])
+    tracker = ClaimTracker(store)
+    assert held(tracker) == {"gpu-0"}
+
+    store.update(allocated("b", "gpu-1", rv="6"))
+    assert held(tracker) == {"gpu-0", "gpu-1"}
+    store.update(allocated("a", "gpu-2", rv="7"))  # reallocated elsewhere
+    assert held(tracker) == {"gpu-1", "gpu-2"}
+    store.delete(claim("b"))
+    assert held(tracker) == {"gpu-2"}
+
+    pending = allocated("c", "gpu-3")
+    tracker.signal_pending(pending["metadata"]["uid"], pending)  # not in the store at all yet
+    assert held(tracker) == {"gpu-2", "gpu-3"}
+    tracker.remove_pending(pending["metadata"]["uid"])
+    assert held(tracker) == {"gpu-2"}
+
+
+def test_an_assumed_write_stands_until_the_informer_delivers_it_or_something_newer() -> None:
+    store = cache.Store()
+    store.replace([claim("a")])
+    tracker = ClaimTracker(store)
+    written = allocated("a", "gpu-0", rv="9")
+    tracker.assume(written)
+    assert tracker.get("default", "a") == written
+    assert held(tracker) == {"gpu-0"}
+
+    newer = copy.deepcopy(written)
+    newer["metadata"]["resourceVersion"] = "10"
+    newer["status"]["reservedFor"] = [{"resource": "pods", "name": "p", "uid": "u"}]
+    store.update(newer)
+    assert tracker.get("default", "a") is newer
+    assert tracker.list() == [newer]

@@ -1,0 +1,225 @@
+"""The scheduling queue (scheduler/queue.py) on a fake clock: order, gates, hints, backoff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from scheduler.framework.interfaces import QueuedPodInfo
+from scheduler.framework.status import Status
+from scheduler.plugins.priority_sort import PrioritySort
+from scheduler.plugins.scheduling_gates import SchedulingGates
+from scheduler.queue import SchedulingQueue
+from tests.scheduler.fakes import node, pod
+
+Obj = dict[str, Any]
+NODE_ADD = ClusterEvent(Resource.NODE, ActionType.ADD)
+NODE_TAINT = ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_TAINT)
+CLAIM_UPDATE = ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.UPDATE)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Profile:
+    """The framework side the queue asks: PreEnqueue (SchedulingGates) and each plugin's events."""
+
+    def __init__(self) -> None:
+        self.gates = SchedulingGates()
+        self.events: dict[str, list[ClusterEventWithHint]] = {
+            "Fit": [ClusterEventWithHint(NODE_ADD)],
+            "Taints": [ClusterEventWithHint(NODE_TAINT, self._untainted)],
+            "Claims": [ClusterEventWithHint(CLAIM_UPDATE)],
+            "SchedulingGates": self.gates.events_to_register(),
+        }
+
+    @staticmethod
+    def _untainted(p: Obj, old: Any, new: Any) -> QueueingHint:
+        return QueueingHint.SKIP if (new.get("spec") or {}).get("taints") else QueueingHint.QUEUE
+
+    def run_pre_enqueue_plugins(self, p: Obj) -> Status | None:
+        status = self.gates.pre_enqueue(p)
+        return status.with_plugin(self.gates.name) if status is not None else None
+
+    def events_for(self, plugin: str) -> list[ClusterEventWithHint]:
+        return self.events.get(plugin, [])
+
+
+def make_queue() -> tuple[SchedulingQueue, Clock]:
+    clock = Clock()
+    profile = Profile()
+    return SchedulingQueue(PrioritySort().less, lambda p: profile, clock=clock), clock
+
+
+async def pop(q: SchedulingQueue) -> QueuedPodInfo:
+    qpi = await q.pop()
+    assert qpi is not None
+    return qpi
+
+
+async def fail(q: SchedulingQueue, qpi: QueuedPodInfo, *plugins: str, pending: bool = False) -> None:
+    if pending:
+        qpi.pending_plugins = set(plugins)
+    else:
+        qpi.unschedulable_plugins = set(plugins)
+    q.add_unschedulable_if_not_present(qpi)
+
+
+async def test_higher_priority_pods_come_first_then_the_earlier_ones() -> None:
+    q, clock = make_queue()
+    q.add(pod("low-early", priority=1))
+    clock.now += 1
+    q.add(pod("high", priority=10))
+    clock.now += 1
+    q.add(pod("low-late", priority=1))
+    names = [(await pop(q)).pod["metadata"]["name"] for _ in range(3)]
+    assert names == ["high", "low-early", "low-late"]
+
+
+async def test_a_gated_pod_waits_outside_active_until_its_gates_are_removed() -> None:
+    q, _ = make_queue()
+    gated = pod("g", spec={"schedulingGates": [{"name": "example.com/a"}]})
+    q.add(gated)
+    assert q.where(gated) == "gated"
+    q.move_all_on_event(NODE_ADD, None, node("n"))
+    assert q.where(gated) == "gated"
+    open_ = pod("g")
+    q.update(gated, open_)
+    assert q.where(open_) == "active"
+
+
+async def test_an_unschedulable_pod_returns_only_on_an_event_its_rejecting_plugin_registered() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Fit")
+    assert q.where(qpi.pod) == "unschedulable"
+    q.move_all_on_event(CLAIM_UPDATE, None, {})
+    assert q.where(qpi.pod) == "unschedulable"
+    clock.now += 5  # past its 1 s backoff
+    q.move_all_on_event(NODE_ADD, None, node("n"))
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_a_hint_that_answers_skip_leaves_the_pod_waiting() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Taints")
+    clock.now += 5
+    tainted = node("n", taints=[{"key": "k", "effect": "NoSchedule"}])
+    q.move_all_on_event(NODE_TAINT, tainted, tainted)
+    assert q.where(qpi.pod) == "unschedulable"
+    q.move_all_on_event(NODE_TAINT, tainted, node("n"))
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_a_pod_moved_before_its_backoff_ends_waits_in_backoff_then_becomes_active() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Fit")
+    q.move_all_on_event(NODE_ADD, None, node("n"))
+    assert q.where(qpi.pod) == "backoff"
+    clock.now += 0.5
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod) == "backoff"
+    clock.now += 0.6
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_backoff_doubles_from_one_second_up_to_ten() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    seen = []
+    for _ in range(6):
+        qpi = await pop(q)
+        await fail(q, qpi, "Fit")
+        seen.append(q.backoff_duration(qpi))
+        clock.now += 100
+        q.move_all_on_event(NODE_ADD, None, node("n"))
+    assert seen == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+async def test_a_pending_pod_goes_straight_to_active_and_its_backoff_does_not_grow() -> None:
+    q, _ = make_queue()
+    q.add(pod("p"))
+    for _ in range(3):
+        qpi = await pop(q)
+        await fail(q, qpi, "Claims", pending=True)
+        assert q.backoff_duration(qpi) == 0.0
+        q.move_all_on_event(CLAIM_UPDATE, None, {})
+        assert q.where(qpi.pod) == "active"
+
+
+async def test_an_event_during_the_attempt_sends_the_failed_pod_back_instead_of_waiting() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    q.move_all_on_event(NODE_ADD, None, node("n"))  # arrives while the pod is being scheduled
+    await fail(q, qpi, "Fit")
+    assert q.where(qpi.pod) == "backoff"  # not the unschedulable pool: it serves its backoff and goes on
+    clock.now += 1.1
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_an_event_during_the_attempt_that_no_rejecting_plugin_cares_about_is_not_replayed() -> None:
+    q, _ = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    q.move_all_on_event(CLAIM_UPDATE, None, {})
+    await fail(q, qpi, "Fit")
+    assert q.where(qpi.pod) == "unschedulable"
+
+
+async def test_a_pod_that_failed_with_an_error_is_retried_after_backoff() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi)  # no plugin rejected it: an error
+    assert q.where(qpi.pod) == "backoff"
+    clock.now += 1.5
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_unschedulable_pods_are_retried_after_five_minutes_whatever_happens() -> None:
+    q, clock = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Fit")
+    clock.now += 299
+    q.flush_unschedulable_leftover()
+    assert q.where(qpi.pod) == "unschedulable"
+    clock.now += 2
+    q.flush_unschedulable_leftover()
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_a_deleted_pod_leaves_every_sub_queue_and_its_nomination() -> None:
+    q, _ = make_queue()
+    p = pod("p", spec={})
+    p["status"]["nominatedNodeName"] = "n"
+    q.add(p)
+    assert [i.pod["metadata"]["name"] for i in q.nominator.for_node("n")] == ["p"]
+    q.delete(p)
+    assert q.where(p) == "" and q.nominator.for_node("n") == []
+    assert len(q) == 0
+
+
+async def test_activate_moves_a_waiting_pod_to_active_at_once_but_leaves_a_gated_one() -> None:
+    q, _ = make_queue()
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Fit")
+    gated = pod("g", spec={"schedulingGates": [{"name": "example.com/a"}]})
+    q.add(gated)
+    q.activate([qpi.pod, gated])
+    assert q.where(qpi.pod) == "active" and q.where(gated) == "gated"

@@ -30,7 +30,7 @@ POINTS_OF: dict[str, tuple[str, ...]] = {
     names.VOLUME_ZONE: ("preFilter", "filter"),
     names.POD_TOPOLOGY_SPREAD: ("preFilter", "filter", "preScore", "score"),
     names.INTER_POD_AFFINITY: ("preFilter", "filter", "preScore", "score"),
-    names.DYNAMIC_RESOURCES: ("preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"),
+    names.DYNAMIC_RESOURCES: ("preEnqueue", "preFilter", "filter", "postFilter", "score", "reserve", "preBind"),
     # PreEnqueue holds a pod while its own async preemption is still deleting victims.
     names.DEFAULT_PREEMPTION: ("preEnqueue", "postFilter"),
     names.NODE_RESOURCES_BALANCED_ALLOCATION: ("preScore", "score"),

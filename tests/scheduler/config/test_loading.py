@@ -51,7 +51,8 @@ def test_a_plugin_this_build_lacks_is_not_in_the_default_and_unknown_to_files(
 
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-                 ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1),
+                 ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 1),
+                 ("NodeResourcesBalancedAllocation", 1),
                  ("ImageLocality", 1)]
 
 
@@ -136,7 +137,7 @@ GOOD = [
         """,
         lambda c: "NodePorts" not in [n for n, _ in points(c, "filter")]
         and "NodePorts" in [n for n, _ in points(c, "preFilter")]
-        and [n for n, _ in points(c, "score")][-1] == "InterPodAffinity",
+        and [n for n, _ in points(c, "score")][-1] == "DynamicResources",
         id="a plugin disabled at one point keeps its other points"),
     pytest.param(
         """

@@ -157,14 +157,14 @@ class NotAllBound(RuntimeError):
     """The phase's time ran out before every pod was bound."""
 
 
-async def wait_bound(ctx: Cluster, tally: Scheduled, count: int, what: str) -> float:
+async def wait_bound(ctx: Cluster, tally: Scheduled, count: int, what: str, limit: float | None = None) -> float:
     """Seconds until `count` pods of `tally` were bound; raises if a child exits or time runs out."""
-    began = time.perf_counter()
+    began, limit = time.perf_counter(), ctx.sizes.limit if limit is None else limit
     while len(tally.ever) < count:
         if (why := ctx.exited()):
             raise RuntimeError(why)
-        if time.perf_counter() - began > ctx.sizes.limit:
-            raise NotAllBound(f"{what}: {len(tally.ever):,} of {count:,} bound after {ctx.sizes.limit:.0f} s")
+        if time.perf_counter() - began > limit:
+            raise NotAllBound(f"{what}: {len(tally.ever):,} of {count:,} bound after {limit:.0f} s")
         await asyncio.sleep(0.05)
     return time.perf_counter() - began
 
@@ -190,7 +190,9 @@ async def init_pods(ctx: Cluster, namespace: str, bodies: list[dict[str, Any]]) 
     progress(f"{ctx.name}: creating {len(bodies):,} init pods in {namespace} and waiting until all are bound")
     try:
         created = await objs.create_all(ctx.session, ctx.url, bodies, ctx.sizes.clients)
-        seconds = await wait_bound(ctx, tally, len(bodies) - created.failed, f"init pods in {namespace}")
+        # Upstream waits for the init pods as long as it takes; three phase limits here.
+        seconds = await wait_bound(ctx, tally, len(bodies) - created.failed, f"init pods in {namespace}",
+                                   3 * ctx.sizes.limit)
         ctx.notes.append(created.describe(f"init pods ({namespace})") + f"; all bound after {seconds:.1f} s")
     finally:
         await tally.stop()

@@ -13,6 +13,7 @@ the update paths (`finish_if_finalized`), so that removing the last finalizer de
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -84,15 +85,51 @@ def _now() -> str:
 
 
 def _graceful_pod(ep: Endpoint, obj: dict[str, Any], opts: DeleteOptions) -> int | None:
-    """The grace period a pod gets on its node, or None when it goes at once (kube's pod strategy)."""
+    """The grace period a pod gets on its node, or None when it goes at once (kube's pod strategy).
+
+    A pod already being deleted keeps its deadline unless this DELETE shortens it (`_shorten`)."""
     if (ep.resource.group, ep.resource.resource) != ("", "pods"):
         return None
+    if obj["metadata"].get("deletionTimestamp"):
+        return _shorten(obj, opts)
     spec = obj.get("spec") or {}
     grace = opts.grace_period if opts.grace_period is not None else spec.get("terminationGracePeriodSeconds", 30)
     phase = (obj.get("status") or {}).get("phase")
     if not spec.get("nodeName") or phase in ("Succeeded", "Failed") or grace <= 0:
         return None
     return grace
+
+
+def _shorten(obj: dict[str, Any], opts: DeleteOptions) -> int | None:
+    """A second DELETE of a pod in its grace period (rest.BeforeDelete's "already being deleted").
+
+    A stored grace period of 0 (or none) means the pod goes now: None. Only a shorter grace period
+    changes anything: the deadline moves by the difference and the new period is kept (the kubelet's
+    final DELETE with 0 leaves 0, so removing the last finalizer later deletes the pod); 0 → None,
+    as for a pod deleted at once. Otherwise the deletion is pending: `_Pending`, nothing written."""
+    meta = obj["metadata"]
+    stored = meta.get("deletionGracePeriodSeconds")
+    if not stored:
+        return None
+    period = opts.grace_period
+    if period is None or period >= stored:
+        raise _Pending(obj)
+    deadline = _parse_time(meta["deletionTimestamp"]) - stored + period
+    meta["deletionTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(deadline))
+    meta["deletionGracePeriodSeconds"] = period
+    return period or None
+
+
+def _parse_time(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()  # RFC 3339, `Z` or an offset, seconds or finer
+
+
+def _mark_as_deleting(meta: dict[str, Any]) -> None:
+    """Upstream markAsDeleting: an object finalizers hold is due now (never later), grace period 0."""
+    now = _now()
+    if not meta.get("deletionTimestamp") or _parse_time(meta["deletionTimestamp"]) > _parse_time(now):
+        meta["deletionTimestamp"] = now
+    meta["deletionGracePeriodSeconds"] = 0
 
 
 async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str, Any], bool]:
@@ -106,6 +143,7 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
             raise ep.not_found(name)
         _check_preconditions(ep, name, current, opts)
         writing.admit_delete(ep, current, dry_run=opts.dry_run)  # validating admission sees DELETE
+        grace = _graceful_pod(ep, current, opts)  # first: a pending deletion takes no new finalizers
         meta = current["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         wanted = _POLICY_FINALIZERS.get(opts.policy or "")
@@ -114,7 +152,6 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
                 finalizers.remove(extra)  # the newest policy wins, as upstream
         if wanted and wanted not in finalizers:
             finalizers.append(wanted)
-        grace = _graceful_pod(ep, current, opts)
         namespace_pending = ep.resource.resource == "namespaces" and not ep.resource.group and \
             (current.get("spec") or {}).get("finalizers")
         if not finalizers and grace is None and not namespace_pending:
@@ -122,9 +159,11 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
             raise _DeleteNow(current)
         if finalizers:
             meta["finalizers"] = finalizers
-        if not meta.get("deletionTimestamp"):
-            meta["deletionTimestamp"] = _now() if grace is None else _later(grace)
-            meta["deletionGracePeriodSeconds"] = grace or 0
+        if grace is None:
+            _mark_as_deleting(meta)
+        elif not meta.get("deletionTimestamp"):
+            meta["deletionTimestamp"] = _later(grace)
+            meta["deletionGracePeriodSeconds"] = grace
         if namespace_pending:
             current.setdefault("status", {})["phase"] = "Terminating"
         if opts.dry_run:
@@ -134,7 +173,7 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
     try:
         record = await ep.server.store.guaranteed_update(key, mark)
         return msgspec.json.decode(record.value), False
-    except _DryRunMark as result:
+    except (_DryRunMark, _Pending) as result:
         return result.obj, False
     except _DeleteNow as now_:
         if opts.dry_run:
@@ -157,6 +196,13 @@ def _later(seconds: int) -> str:
 
 
 class _DeleteNow(Exception):
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+
+
+class _Pending(Exception):
+    """A pod's graceful deletion is under way and this DELETE changes nothing: answer it as it is."""
+
     def __init__(self, obj: dict[str, Any]) -> None:
         self.obj = obj
 

@@ -1,15 +1,20 @@
 """Feature gates: which Kubernetes 1.36 features this haru process has switched on.
 
-Owns the table of gates haru knows (1.36 stage, upstream default, lock) and the kube-apiserver
-`--feature-gates` syntax (`A=true,B=false`, plus the `AllAlpha`/`AllBeta` switches). Unlike
-upstream, every alpha and beta gate defaults to on (ARCHITECTURE principle 6); the flag turns
-each off. Deprecated gates keep upstream's default; a locked gate refuses the other value. The
-cluster command parses the flag once; the registry (`registry.py`) asks which gated resources to
-serve, and handlers and co-processes ask about behaviour behind a gate.
+Owns the gates of 1.36 (stage, upstream default, lock) and the kube-apiserver `--feature-gates`
+syntax (`A=true,B=false`, plus the `AllAlpha`/`AllBeta` switches). `REGISTERED` is every gate
+kube-apiserver 1.36 accepts (`data/feature-gates-1.36.json`: one registry for all components, so
+a scheduler or kubelet gate is accepted too); `KNOWN` the ones haru behaves on. Unlike upstream,
+every alpha and beta gate defaults to on (ARCHITECTURE principle 6); the flag turns each off.
+Deprecated gates keep upstream's default; a locked gate refuses the other value. The cluster
+command parses the flag once; the registry (`registry.py`) asks which gated resources to serve,
+and handlers and co-processes ask about behaviour behind a gate.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -33,8 +38,8 @@ class GateSpec:
 
 
 # Gates haru's API, scheduler and nodes behave on. Stages, defaults and locks are the 1.36 ones from
-# shared/reference (resources.md "defaultOn", api-1.36.md §1.1, §2.2, §3.1, §4, §5, §8). A gate that
-# upstream has but haru does not model is rejected as unrecognized rather than silently ignored.
+# shared/reference (resources.md "defaultOn", api-1.36.md §1.1, §2.2, §3.1, §4, §5, §8); where the
+# upstream list below says otherwise, these win (they were checked against the 1.36 release).
 KNOWN: Mapping[str, GateSpec] = {
     # API groups and resources (resources-1.36.json featureGate)
     "ClusterTrustBundle": GateSpec(BETA, False),
@@ -84,6 +89,21 @@ KNOWN: Mapping[str, GateSpec] = {
     "ResourceHealthStatusMessage": GateSpec(ALPHA, False),
 }
 
+DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "feature-gates-1.36.json")
+
+
+def _registered() -> Mapping[str, GateSpec]:
+    """Every 1.36 gate: upstream's list, with haru's checked entries over it."""
+    with open(DATA_FILE, "rb") as f:
+        listed = json.load(f)["gates"]
+    gates = {name: GateSpec(stage, default, locked) for name, (stage, default, locked) in listed.items()}
+    gates.update(KNOWN)
+    return types.MappingProxyType(gates)
+
+
+# What `--feature-gates` accepts. A name outside it is refused with kube's "unrecognized feature gate".
+REGISTERED: Mapping[str, GateSpec] = _registered()
+
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
@@ -101,16 +121,16 @@ class FeatureGates:
     """The gate values of one process: haru's defaults with the flag's overrides applied."""
 
     def __init__(self, overrides: Mapping[str, bool] | None = None) -> None:
-        values = {name: spec.haru_default for name, spec in KNOWN.items()}
+        values = {name: spec.haru_default for name, spec in REGISTERED.items()}
         overrides = dict(overrides or {})
         for switch, stage in ((ALL_ALPHA, ALPHA), (ALL_BETA, BETA)):
             if switch in overrides:
                 value = overrides.pop(switch)
-                for name, spec in KNOWN.items():
+                for name, spec in REGISTERED.items():
                     if spec.stage == stage:
                         values[name] = value
         for name, value in overrides.items():
-            spec = KNOWN.get(name)
+            spec = REGISTERED.get(name)
             if spec is None:
                 raise ValueError(f"unrecognized feature gate: {name}")
             if spec.locked and value != spec.upstream_default:
@@ -149,7 +169,7 @@ class FeatureGates:
         return ",".join(f"{name}={_go_bool(value)}" for name, value in sorted(self._values.items()))
 
     def __repr__(self) -> str:
-        changed = {n: v for n, v in self._values.items() if v != KNOWN[n].haru_default}
+        changed = {n: v for n, v in self._values.items() if v != REGISTERED[n].haru_default}
         return f"FeatureGates({changed!r})"
 
 

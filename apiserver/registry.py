@@ -64,6 +64,9 @@ class ResourceInfo:
     stage: str = features.GA
     # The Warning header text upstream sends on every request once the version is deprecated.
     deprecation_warning: str | None = None
+    # (group, version, resource) of another row whose objects these are (kube's cohabiting
+    # resources): same storage keys and storage version, converted on every read and write.
+    stored_as: tuple[str, str, str] | None = None
     list_kind: str = field(init=False)
     api_version: str = field(init=False)
     key_prefix: str = field(init=False)
@@ -72,7 +75,8 @@ class ResourceInfo:
         set_ = object.__setattr__  # frozen: derived fields are filled once here
         set_(self, "list_kind", self.kind + "List")
         set_(self, "api_version", f"{self.group}/{self.version}" if self.group else self.version)
-        set_(self, "key_prefix", f"/registry/{self.group or 'core'}/{self.resource}/")
+        group, _, resource = self.stored_as or (self.group, self.version, self.resource)
+        set_(self, "key_prefix", f"/registry/{group or 'core'}/{resource}/")
 
     def key(self, namespace: str | None, name: str) -> str:
         """The storage key of one object: `<prefix><namespace>/<name>`, or `<prefix><name>`."""
@@ -91,10 +95,12 @@ class ResourceInfo:
     @property
     def storage_version_hash(self) -> str | None:
         # Upstream: base64 of the first 8 bytes of sha256("group/version/kind") of the storage
-        # version; one served version per resource means the storage version is this one.
+        # version; one served version per resource means the storage version is this one (or the
+        # cohabiting row's, for rows stored as another).
         if not self.stored:
             return None
-        digest = hashlib.sha256(f"{self.group}/{self.version}/{self.kind}".encode()).digest()
+        group, version, _ = self.stored_as or (self.group, self.version, self.resource)
+        digest = hashlib.sha256(f"{group}/{version}/{self.kind}".encode()).digest()
         return base64.b64encode(digest[:8]).decode()
 
 
@@ -108,6 +114,12 @@ class Decision:
     outcome: str  # "served", "gated" (its feature gate is off) or "excluded"
     reason: str
 
+
+# Built-in resources kept in another resource's storage, as kube-apiserver's storage factory
+# cohabits them: events.k8s.io Events are core/v1 Events (`kinds/event_shapes.py` converts).
+COHABITING: Mapping[tuple[str, str], tuple[str, str, str]] = types.MappingProxyType({
+    ("events.k8s.io", "events"): ("", "v1", "events"),
+})
 
 _VERSION_RE = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
@@ -277,6 +289,7 @@ def _row(entry: Mapping[str, Any], schema: Mapping[str, Any], gates: features.Fe
         feature_gate=entry.get("featureGate"),
         stage=entry["stage"],
         deprecation_warning=_deprecation_warning(entry),
+        stored_as=COHABITING.get((entry["group"], entry["resource"])),
     )
 
 

@@ -63,6 +63,12 @@ def is_too_large_resource_version(err: BaseException) -> bool:
     return any(c.get("reason") == "ResourceVersionTooLarge" for c in err.details.get("causes") or [])
 
 
+def has_cause(err: BaseException, reason: str) -> bool:
+    """client-go's HasStatusCause: one of the Status details' causes has this reason
+    (NamespaceTerminating: a create in a namespace being deleted)."""
+    return isinstance(err, APIError) and any(c.get("reason") == reason for c in err.details.get("causes") or [])
+
+
 def is_retriable(err: BaseException) -> bool:
     """The server is busy or broken for now: try the same call again later."""
     return isinstance(err, APIError) and (err.code == 429 or err.code >= 500)

@@ -2,8 +2,8 @@
 
 `record(client, component, obj, type, reason, message)` creates one Event about `obj` with
 `source.component` set to the controller's component name. Recording never fails the caller: a
-lost event is logged, as with client-go's broadcaster. Used by `resource_claims.py` and
-`device_taint_eviction.py`.
+lost event is logged, as with client-go's broadcaster. Used by `resource_claims.py`,
+`device_taint_eviction.py`, `job.py` and `cron_job.py`.
 """
 
 from __future__ import annotations

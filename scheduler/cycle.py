@@ -6,7 +6,7 @@ feasible nodes are found (upstream's adaptive percentageOfNodesToScore: all node
 50% minus 1% per 125 nodes, at least 5% and at least 100 nodes). A nominated node (from an earlier
 preemption) is tried first. When nothing fits, PostFilter (preemption) runs and the failure carries
 upstream's FitError message: `0/8 nodes are available: 3 Insufficient cpu, 5 node(s) had
-untolerated taint {k: v}. preemption: ...`. `scheduler.py` runs it and hands the outcome to
+untolerated taint(s). preemption: ...`. `scheduler.py` runs it and hands the outcome to
 `binding.py` (success) or to its failure handler.
 """
 

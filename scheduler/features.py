@@ -2,7 +2,9 @@
 
 The scheduler may not import the API server's gate table (`.importlinter`), so it keeps its own:
 the gates kube-scheduler 1.36 consults for behaviour haru models. As everywhere in haru
-(ARCHITECTURE principle 6), alpha and beta gates default to on; GA gates are locked to their value.
+(ARCHITECTURE principle 6), alpha and beta gates default to on; the gates upstream locks refuse the
+other value (a GA gate is locked only from the release upstream says, so DRAPrioritizedList can be
+turned off in 1.36).
 `parse("A=true,B=false")` answers a plain `dict[str, bool]` (the `Features` mapping plugin factories
 get) or raises ValueError with kube-scheduler's text. Called by `python -m scheduler` and the
 supervisor's embedded start.
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 
 ALPHA, BETA, GA = "alpha", "beta", "ga"
 
-# name -> (1.36 stage, upstream default). Locked: GA gates refuse the other value.
+# name -> (1.36 stage, upstream default); LOCKED below refuse the other value.
 GATES: Mapping[str, tuple[str, bool]] = {
     "DynamicResourceAllocation": (GA, True),
     "DRAAdminAccess": (GA, True),
@@ -39,9 +41,12 @@ GATES: Mapping[str, tuple[str, bool]] = {
     "SchedulerQueueingHints": (GA, True),
     "NominatedNodeNameForExpectation": (BETA, True),
     "PodObservedGenerationTracking": (GA, True),
-    "InterPodAffinityHostnameFastPath": (BETA, True),
     "StorageCapacityScoring": (ALPHA, False),
 }
+
+# Locked to their default in 1.36 (apiserver/data/feature-gates-1.36.json, the same facts).
+LOCKED = frozenset({"DynamicResourceAllocation", "DRAAdminAccess", "InPlacePodVerticalScaling",
+                    "SchedulerQueueingHints", "PodObservedGenerationTracking"})
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -76,7 +81,7 @@ def parse(text: str) -> dict[str, bool]:
         spec = GATES.get(key)
         if spec is None:
             raise ValueError(f"unrecognized feature gate: {key}")
-        if spec[0] == GA and value != spec[1]:
+        if key in LOCKED and value != spec[1]:
             locked = "true" if spec[1] else "false"
             raise ValueError(f"cannot set feature gate {key} to {'true' if value else 'false'}, "
                              f"feature is locked to {locked}")

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from apiserver import deletion, errors, listing, responses
+from apiserver import conversion, deletion, errors, listing, responses
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 
 
 def _admit(ep: Endpoint, name: str) -> None:
@@ -30,7 +29,7 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     opts = await deletion.read_options(request)
     _admit(ep, ep.request_info.name)
     obj, gone = await deletion.delete(ep, ep.request_info.name, opts)
-    obj = crd_output.stored_object(ep, obj)  # custom resources: the requested version
+    obj = conversion.stored_object(ep, obj)  # the requested version (custom resources, events.k8s.io)
     body = deletion.result_body(ep, obj) if gone else obj
     return responses.json_response(body, status=deletion.status_code(opts, gone))
 
@@ -46,7 +45,7 @@ async def handle_collection(ep: Endpoint, request: web.Request) -> web.StreamRes
         except errors.APIError as exc:
             if exc.code != 404:  # already gone is fine: someone else finished it
                 raise
-    page = crd_output.page(ep, page)  # custom resources: the requested version
+    page = conversion.page(ep, page)  # the requested version (custom resources, events.k8s.io)
     body = responses.list_body(ep.resource.list_kind, ep.resource.api_version, listing.list_metadata(page),
                                [record.value for record in page.records])
     return responses.bytes_response(body)

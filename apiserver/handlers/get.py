@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from apiserver import responses, tables
+from apiserver import conversion, responses, tables
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     name = ep.request_info.name
     record = ep.stored(name)
     wanted = responses.wants(request)
-    value = crd_output.stored_bytes(ep, record.value)  # custom resources: the requested version
+    value = conversion.stored_bytes(ep, record.value)  # the requested version (custom resources, events.k8s.io)
     if wanted.form == "object":
         return responses.bytes_response(value)
     obj = responses.decode(value)

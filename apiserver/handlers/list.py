@@ -14,9 +14,8 @@ from typing import Iterator
 
 from aiohttp import web
 
-from apiserver import listing, responses, tables
+from apiserver import conversion, listing, responses, tables
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 
 
 STREAM_PAGE = 1000  # objects per page of a streamed List
@@ -32,16 +31,16 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
             steps = range(0, len(plan.members), STREAM_PAGE)
             return await _stream(ep, request, sel, plan.revision, (
                 listing.shard_page(ep, sel, plan.members[i:i + STREAM_PAGE], plan.revision) for i in steps))
-        page = crd_output.page(ep, listing.shard_page(ep, sel, plan.members, plan.revision))
+        page = conversion.page(ep, listing.shard_page(ep, sel, plan.members, plan.revision))
     elif wanted.form == "object" and not sel.limit and sel.shard is None:
         first = listing.collect(ep, dataclasses.replace(sel, limit=STREAM_PAGE))
         if first.continue_token:
             return await _stream(ep, request, sel, first.revision, _pages_from(ep, sel, first))
-        page = crd_output.page(ep, first)
+        page = conversion.page(ep, first)
     else:
         # Metadata-only lists need no decoded objects unless a selector must look inside them.
         decode = wanted.form == "Table"
-        page = crd_output.page(ep, listing.collect(ep, sel, decode=decode))
+        page = conversion.page(ep, listing.collect(ep, sel, decode=decode))
     meta = listing.list_metadata(page)
     if sel.shard is not None:
         meta["shardInfo"] = {"selector": str(sel.shard)}
@@ -87,7 +86,7 @@ async def _stream(ep: Endpoint, request: web.Request, sel: listing.Selection, re
     await response.write(head[:-len(responses.LIST_END)])  # everything up to and including `"items":[`
     separator = b""
     for page in pages:
-        values = [record.value for record in crd_output.page(ep, page).records]
+        values = [record.value for record in conversion.page(ep, page).records]
         if values:
             await response.write(separator + b",".join(values))
             separator = b","

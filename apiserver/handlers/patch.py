@@ -13,9 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import bodies, errors, query_flags, writing
+from apiserver import bodies, conversion, errors, query_flags, writing
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 from apiserver.handlers import update
 from apiserver.handlers.update import DryRunResult, copy
 from apiserver.patching import PatchError, apply_merge, json_patch, merge_patch, strategic_merge
@@ -109,7 +108,7 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
                 obj["metadata"]["managedFields"] = owners
             outcome.created = True
         else:
-            current = crd_output.stored_object(ep, current)  # custom resources: patch the requested version
+            current = conversion.stored_object(ep, current)  # patch the requested version (custom resources, events.k8s.io)
             before_rv = current["metadata"].get("resourceVersion")
             obj = _server_side_apply(ep, current, patch, query, subresource) if applying \
                 else _apply(ep, media, patch, copy(current))

@@ -15,9 +15,8 @@ from typing import Any, Callable
 import msgspec
 from aiohttp import web
 
-from apiserver import allocations, bodies, deletion, errors, responses, writing
+from apiserver import allocations, bodies, conversion, deletion, errors, responses, writing
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 from apiserver.strategy import Strategy
 from storage import errors as storage_errors
 
@@ -93,9 +92,16 @@ class Outcome:
 
 async def write(ep: Endpoint, name: str, try_update: Callable[[dict[str, Any] | None], dict[str, Any]],
                 outcome: Outcome, *, allow_create: bool) -> web.StreamResponse:
-    """Run `try_update` inside the store's retrying update and answer as kube does (PUT and PATCH)."""
+    """Run `try_update` inside the store's retrying update and answer as kube does (PUT and PATCH).
+
+    `try_update` sees and returns objects in the request's version; storage keeps its own."""
+
+    def stored(current: dict[str, Any] | None) -> dict[str, Any]:
+        shown = conversion.requested_object(ep, current) if current is not None else None
+        return conversion.to_storage(ep, try_update(shown))
+
     try:
-        record = await ep.server.store.guaranteed_update(ep.key(name), try_update, allow_create=allow_create)
+        record = await ep.server.store.guaranteed_update(ep.key(name), stored, allow_create=allow_create)
     except DryRunResult as result:
         return responses.json_response(result.obj, status=201 if result.created else 200,
                                        warnings=outcome.warnings)
@@ -104,5 +110,5 @@ async def write(ep: Endpoint, name: str, try_update: Callable[[dict[str, Any] | 
     finally:
         allocations.release(ep, name)
     await deletion.finish_if_finalized(ep, record)
-    return responses.bytes_response(crd_output.stored_bytes(ep, record.value), status=201 if outcome.created else 200,
+    return responses.bytes_response(conversion.stored_bytes(ep, record.value), status=201 if outcome.created else 200,
                                     warnings=outcome.warnings)

@@ -18,9 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import errors, listing, query_flags, responses, tables
+from apiserver import conversion, errors, listing, query_flags, responses, tables
 from apiserver.context import Endpoint
-from apiserver.crds import output as crd_output
 from storage import errors as storage_errors
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -72,7 +71,7 @@ class _Stream:
         self.headers_sent = False
 
     def _object_bytes(self, value: bytes, obj: dict[str, Any] | None) -> bytes:
-        value, obj = crd_output.stored_bytes(self.ep, value), obj and crd_output.stored_object(self.ep, obj)
+        value, obj = conversion.stored_bytes(self.ep, value), obj and conversion.stored_object(self.ep, obj)
         if self.wanted.form == "object":
             return value if obj is None else responses.encode(obj)
         if self.wanted.form == "Table":

@@ -3,7 +3,10 @@
 Defaults: replicas 1, strategy RollingUpdate with maxUnavailable/maxSurge 25%,
 revisionHistoryLimit 10, progressDeadlineSeconds 600, and the pod template's. Generation counts
 spec changes and, as upstream's strategy does, annotation changes (they are copied to the
-ReplicaSets). Upstream: pkg/registry/apps/deployment, pkg/apis/apps/validation.
+ReplicaSets). deployments/status keeps the annotations it is sent, as upstream's status strategy
+does (only spec and labels come from the old object): the Deployment controller records
+`deployment.kubernetes.io/revision` with its status write, which must not bump the generation.
+Upstream: pkg/registry/apps/deployment, pkg/apis/apps/validation.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 
 from apiserver import validation as v
 from apiserver.kinds import pod_template
-from apiserver.strategy import Causes, Obj
+from apiserver.strategy import Causes, Obj, StatusStrategy
 
 _PERCENT = re.compile(r"^[0-9]+%$")
 
@@ -95,3 +98,19 @@ class DeploymentStrategy(pod_template.TemplateOwnerStrategy):
     def validate_update(self, new: Obj, old: Obj) -> Causes:
         causes = super().validate_update(new, old)
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})
+
+    def status_strategy(self) -> StatusStrategy:
+        return DeploymentStatusStrategy(self)
+
+
+class DeploymentStatusStrategy(StatusStrategy):
+    """deployments/status: status and the sent annotations; everything else from the old object."""
+
+    def prepare_for_update(self, new: Obj, old: Obj) -> None:
+        sent = new.get("metadata")
+        super().prepare_for_update(new, old)
+        if isinstance(sent, dict):
+            if sent.get("annotations"):
+                new["metadata"]["annotations"] = sent["annotations"]
+            else:
+                new["metadata"].pop("annotations", None)

@@ -18,16 +18,17 @@ from apiserver.strategy import Causes, Obj
 _V1_TO_INTERNAL = {"regarding": "involvedObject", "note": "message", "deprecatedSource": "source",
                    "deprecatedFirstTimestamp": "firstTimestamp", "deprecatedLastTimestamp": "lastTimestamp",
                    "deprecatedCount": "count"}
+# core/v1 serializes the internal ReportingController as `reportingComponent`.
+_CORE_TO_INTERNAL = {"reportingComponent": "reportingController"}
 _UPDATE_IMMUTABLE = ("involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count",
                      "reason", "type", "eventTime", "action", "related", "reportingController", "reportingInstance")
 _LIMITS = (("reportingInstance", 128), ("action", 128), ("reason", 128))
 
 
 def internal(event: Obj, *, from_v1: bool) -> dict[str, Any]:
-    """The event with internal (core) field names."""
-    if not from_v1:
-        return event
-    return {_V1_TO_INTERNAL.get(k, k): val for k, val in event.items()}
+    """The event with internal field names (core/v1's, but reportingController as in Go)."""
+    names = _V1_TO_INTERNAL if from_v1 else _CORE_TO_INTERNAL
+    return {names.get(k, k): val for k, val in event.items()}
 
 
 def legacy(event: Obj) -> Causes:
@@ -75,7 +76,7 @@ class CoreEventStrategy(DefaultingStrategy):
     """core/v1 events: generic metadata rules with a path-segment name, then the legacy checks."""
 
     def validate(self, obj: Obj) -> Causes:
-        return super().validate(obj) + legacy(obj)
+        return super().validate(obj) + legacy(internal(obj, from_v1=False))
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
         return v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {}) + self.validate(new)

@@ -1,12 +1,11 @@
 """PodTopologySpread: keep matching pods spread over topology domains, upstream's plugin.
 
-PreFilter counts, for each hard (DoNotSchedule) constraint, the matching pods in every domain of
-its topology key; Filter rejects a node whose domain would exceed maxSkew over the global minimum
-(0 while fewer than minDomains domains exist). PreScore/Score/normalize_score favour nodes whose
-domains hold fewer matching pods for the soft (ScheduleAnyway) constraints. A pod without
-constraints gets the profile's default constraints (System: hostname maxSkew 3, zone maxSkew 5,
-both ScheduleAnyway) with a selector from the Services, ReplicaSets, StatefulSets and
-ReplicationControllers that select it. Built by `scheduler/registry.py`.
+PreFilter counts, per hard (DoNotSchedule) constraint, the matching pods in each domain; Filter
+rejects a node whose domain would exceed maxSkew over the global minimum (0 below minDomains).
+PreScore/Score/normalize_score favour domains with fewer matching pods for soft constraints. A pod
+without constraints gets the profile's defaults (System: hostname maxSkew 3, zone maxSkew 5, both
+ScheduleAnyway) with the selectors of the Services and controller that select it. Built by
+`scheduler/registry.py`.
 """
 
 from __future__ import annotations

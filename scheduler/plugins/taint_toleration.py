@@ -1,7 +1,7 @@
 """TaintToleration: NoSchedule/NoExecute taints a pod does not tolerate keep it off a node;
 PreferNoSchedule taints it does not tolerate make the node score lower.
 
-Filter rejects with the first untolerated taint named in the reason (unresolvable: preemption
+Filter rejects on the first untolerated taint, with a reason that names none (unresolvable: preemption
 removes no taints). PreScore keeps the pod's tolerations that can apply to PreferNoSchedule;
 Score counts the intolerable PreferNoSchedule taints and NormalizeScore reverses the counts, so
 the node with fewest scores 100. The queue retries on a node whose taints stop rejecting the pod,
@@ -37,6 +37,9 @@ def _prefer_no_schedule_tolerations(pod: Obj) -> list[Obj]:
             if (t.get("effect") or "") in ("", tolerations.PREFER_NO_SCHEDULE)]
 
 
+UNTOLERATED = "node(s) had untolerated taint(s)"
+
+
 class TaintToleration:
     name = names.TAINT_TOLERATION
 
@@ -47,8 +50,9 @@ class TaintToleration:
         taint = untolerated_taint(node.node, pod)
         if taint is None:
             return None
-        return Status.unresolvable(
-            f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}")
+        # Since kubernetes#134740 (1.35, back-ported to 1.34) the reason names no taint: keys and
+        # values can be sensitive, and the message lands in pod status and events.
+        return Status.unresolvable(UNTOLERATED)
 
     def pre_score(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_KEY, _prefer_no_schedule_tolerations(pod))

@@ -1,15 +1,11 @@
-"""VolumeBinding for the basic cases: a pod's PersistentVolumeClaims decide where it may run.
+"""VolumeBinding, the basic cases: a pod's PersistentVolumeClaims decide where it may run.
 
-PreFilter sorts the pod's claims (its `persistentVolumeClaim` and `ephemeral` volumes) into bound
-ones, WaitForFirstConsumer ones to bind, and unbound Immediate ones (which make it unschedulable).
-Filter checks each bound PV's node affinity, and for claims to bind finds on each node the
-smallest available PV that fits (class, capacity, access modes, volume mode, selector, node
-affinity), or a StorageClass that can provision there. Reserve assumes the choice in the plugin's
-own overlay so the next pod does not take the same PV; PreBind writes it: as upstream's binder and
-then its PV controller would (haru has no PV controller), the PV gets its claimRef and the claim
-its volumeName and bind annotations; a claim to provision gets `volume.kubernetes.io/selected-node`
-and PreBind waits for a provisioner to bind it. There is no Score: upstream scores only with the
-alpha StorageCapacityScoring gate. Built by `scheduler/registry.py`.
+PreFilter sorts the claims into bound, WaitForFirstConsumer (to bind) and unbound Immediate (the
+pod is unschedulable). Filter checks bound PVs' node affinity and finds, per node, the smallest
+fitting available PV or a class that can provision there. Reserve assumes the choice in an overlay;
+PreBind writes it as upstream's binder and PV controller would (haru has none): PV claimRef, claim
+volumeName and bind annotations, or `selected-node` and a wait for a provisioner. No Score (upstream
+scores only under the alpha StorageCapacityScoring gate). Built by `scheduler/registry.py`.
 """
 
 from __future__ import annotations

@@ -224,6 +224,46 @@ def test_all_alpha_and_all_beta_switch_whole_stages_and_named_gates_win():
     assert gates.enabled("DynamicResourceAllocation") and gates.enabled("MutatingAdmissionPolicy")
 
 
+@pytest.mark.parametrize("flag, gate, value", [
+    ("SchedulerAsyncPreemption=false", "SchedulerAsyncPreemption", False),
+    ("KubeletPSI=false", "KubeletPSI", False),
+    ("ContextualLogging=false", "ContextualLogging", False),
+    ("WatchListClient=false", "WatchListClient", False),
+    ("APIServerIdentity=false", "APIServerIdentity", False),
+], ids=["a scheduler gate", "a kubelet gate", "a component-base logging gate", "a client-go gate",
+        "a generic apiserver gate"])
+def test_every_component_s_1_36_gate_is_accepted(flag, gate, value):
+    # kube-apiserver registers every Kubernetes gate in one registry, so it accepts these too.
+    assert features.FeatureGates.parse(flag).enabled(gate) is value
+
+
+@pytest.mark.parametrize("gate, stage, upstream_default, locked", [
+    ("SchedulerAsyncPreemption", features.BETA, True, False),
+    ("SchedulerAsyncAPICalls", features.BETA, False, False),
+    ("InPlacePodVerticalScaling", features.GA, True, True),
+    ("DRAConsumableCapacity", features.BETA, True, False),
+    ("AllowDNSOnlyNodeCSR", features.DEPRECATED, False, False),
+    ("TopologyAwareWorkloadScheduling", features.ALPHA, False, False),
+], ids=["beta on upstream", "beta off upstream", "GA locked", "beta since 1.36", "deprecated and off",
+        "alpha since 1.36"])
+def test_registered_gates_carry_their_1_36_stage_and_default(gate, stage, upstream_default, locked):
+    assert features.REGISTERED[gate] == features.GateSpec(stage, upstream_default, locked)
+
+
+def test_haru_turns_on_every_alpha_and_beta_gate_and_keeps_the_others_upstream():
+    gates = features.FeatureGates()
+    assert len(features.REGISTERED) > 200 and set(features.KNOWN) <= set(features.REGISTERED)
+    for name, spec in features.REGISTERED.items():
+        assert gates.enabled(name) == (spec.stage in (features.ALPHA, features.BETA) or spec.upstream_default), name
+    assert not gates.enabled("AllowDNSOnlyNodeCSR") and gates.enabled("SchedulerAsyncAPICalls")
+
+
+def test_locked_gates_outside_haru_s_own_are_refused_too():
+    with pytest.raises(ValueError) as err:
+        features.FeatureGates.parse("NodeSwap=false")
+    assert str(err.value) == "cannot set feature gate NodeSwap to false, feature is locked to true"
+
+
 @pytest.mark.parametrize("flag, message", [
     ("NoSuchGate=true", "unrecognized feature gate: NoSuchGate"),
     ("GenericWorkload", "missing bool value for GenericWorkload"),

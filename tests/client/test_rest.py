@@ -61,6 +61,15 @@ async def test_errors_carry_the_servers_status(client: RestClient) -> None:
     assert errors.is_conflict(conflict.value) and conflict.value.code == 409
 
 
+async def test_a_create_in_a_terminating_namespace_has_the_namespace_terminating_cause(client: RestClient) -> None:
+    await client.create(NAMESPACES, {"metadata": {"name": "leaving"}})
+    await client.delete(NAMESPACES, "leaving")  # no namespace controller here: it stays Terminating
+    with pytest.raises(errors.APIError) as refused:
+        await client.create(CONFIGMAPS, {"metadata": {"name": "late"}}, "leaving")
+    assert refused.value.code == 403 and errors.has_cause(refused.value, "NamespaceTerminating")
+    assert not errors.has_cause(refused.value, "FieldValueInvalid")
+
+
 async def test_a_json_patch_and_a_precondition_failure(client: RestClient) -> None:
     made = await client.create(CONFIGMAPS, {"metadata": {"name": "jp"}, "data": {"a": "1"}}, "default")
     patched = await client.patch(CONFIGMAPS, "jp", [{"op": "replace", "path": "/data/a", "value": "2"}], "default",

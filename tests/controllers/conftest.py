@@ -3,7 +3,8 @@ tasks on the same loop, and the real kubectl pointed at it.
 
 `cluster` starts `apiserver.runner` (plain HTTP, no auth) in a temp dir and the controllers a
 test module names in `CONTROLLERS` (default: all) with short rechecks, once per module (the
-module's tests run on one loop and use distinct object names; `FEATURE_GATES` turns server gates on), and stops both afterwards. kubectl runs as an asyncio subprocess
+module's tests run on one loop and use distinct object names; `FEATURE_GATES` turns server gates on,
+`SETTINGS` adds controller settings such as a fake clock, `ADMISSION_PLUGINS` turns optional plugins on), and stops both afterwards. kubectl runs as an asyncio subprocess
 so the controllers keep running while it waits (`kubectl delete namespace` waits for the deletion).
 """
 
@@ -26,7 +27,7 @@ from controllers.manager import Manager
 from tests import realclients
 
 FAST = {"namespace": {"min_recheck": 0.05, "max_recheck": 0.3}, "garbage-collector": {"rediscover_every": 2.0},
-        "device-taint-eviction": {"rule_status_period": 0.5}}
+        "device-taint-eviction": {"rule_status_period": 0.5}, "job": {"backoff_base": 0.2, "backoff_cap": 1.0}}
 
 
 @dataclass
@@ -55,13 +56,16 @@ def _kubeconfig(url: str) -> str:
             f"current-context: t\n")
 
 
-async def start_cluster(tmp_path: Path, only: tuple[str, ...], feature_gates: str = "") -> tuple[runner.Running, Cluster]:
-    running = await runner.start(str(tmp_path / "data"), port=0, feature_gates=feature_gates)
+async def start_cluster(tmp_path: Path, only: tuple[str, ...], feature_gates: str = "",
+                        settings: builtin.Settings | None = None,
+                        admission_plugins: frozenset[str] = frozenset()) -> tuple[runner.Running, Cluster]:
+    running = await runner.start(str(tmp_path / "data"), port=0, feature_gates=feature_gates,
+                                 admission_plugins=admission_plugins)
     home = tmp_path / "home"
     home.mkdir()
     (home / "kubeconfig").write_text(_kubeconfig(running.url))
     client = RestClient(Config.for_url(running.url))
-    manager = await builtin.start(client, only, settings=FAST) if only else None
+    manager = await builtin.start(client, only, settings={**FAST, **(settings or {})}) if only else None
     return running, Cluster(running.url, client, manager, home)
 
 
@@ -76,7 +80,9 @@ async def stop_cluster(running: runner.Running, cluster: Cluster) -> None:
 async def cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
     only = getattr(request.module, "CONTROLLERS", builtin.NAMES)
     gates = getattr(request.module, "FEATURE_GATES", "")
-    running, started = await start_cluster(tmp_path_factory.mktemp("cluster"), only, gates)
+    settings = getattr(request.module, "SETTINGS", None)
+    plugins = frozenset(getattr(request.module, "ADMISSION_PLUGINS", ()))
+    running, started = await start_cluster(tmp_path_factory.mktemp("cluster"), only, gates, settings, plugins)
     try:
         yield started
     finally:

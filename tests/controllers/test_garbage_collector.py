@@ -16,6 +16,9 @@ from client.resources import CONFIGMAPS, DEPLOYMENTS, PODS, REPLICASETS, Resourc
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
+# The collector alone: these ReplicaSets share a selector and own hand-made pods, which the
+# ReplicaSet controller would resize.
+CONTROLLERS = ("garbage-collector",)
 NS = "default"
 LABELS = {"app": "web"}
 

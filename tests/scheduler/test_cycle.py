@@ -80,12 +80,12 @@ def queued(p: Obj) -> QueuedPodInfo:
 
 async def test_a_pod_that_fits_nowhere_gets_upstreams_counted_and_sorted_message() -> None:
     names = [f"n{i}" for i in range(8)]
-    taint = Status.unresolvable("node(s) had untolerated taint {k: v}")
+    taint = Status.unresolvable("node(s) had untolerated taint(s)")
     reasons = {n: (Status.unschedulable("Insufficient cpu") if i < 3 else taint) for i, n in enumerate(names)}
     algorithm, fw, _ = setup([node(n) for n in names], Reasons(reasons), Preemption())
     outcome = await algorithm.scheduling_cycle(fw, CycleState(), queued(pod("big")))
     assert outcome.status is not None and outcome.status.code is Code.UNSCHEDULABLE
-    assert outcome.message == ("0/8 nodes are available: 3 Insufficient cpu, 5 node(s) had untolerated taint {k: v}. "
+    assert outcome.message == ("0/8 nodes are available: 3 Insufficient cpu, 5 node(s) had untolerated taint(s). "
                                "preemption: 0/8 nodes are available: 8 No preemption victims found for incoming pod.")
     assert outcome.unschedulable_plugins == {"Reasons"}
     assert outcome.nominated_node is None  # PostFilter nominated nothing: leave the pod's nomination alone

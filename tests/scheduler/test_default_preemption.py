@@ -367,7 +367,7 @@ async def test_only_unschedulable_nodes_are_candidates() -> None:
     handle = FilteringHandle([node("n1", cpu="2"), node("n2", cpu="2")],
                              [running("a", "n1", cpu="2", priority=1), running("b", "n2", cpu="2", priority=0)])
     statuses = NodeToStatus({"n1": Status.unschedulable("Insufficient cpu"),
-                             "n2": Status.unresolvable("node(s) had untolerated taint {gpu: true}")})
+                             "n2": Status.unresolvable("node(s) had untolerated taint(s)")})
     result, _ = await plugin_for(handle).post_filter(CycleState(), pod("high", requests={"cpu": "2"}, priority=10),
                                                      statuses)
     assert result is not None and result.nominated_node_name == "n1"

@@ -30,10 +30,15 @@ def test_an_unknown_feature_gate_is_refused_with_component_bases_words() -> None
                                      'unrecognized feature gate: NoSuchGate')
 
 
-def test_a_ga_gate_is_locked() -> None:
+def test_a_gate_upstream_locks_is_locked() -> None:
     result = run("--kubeconfig", "/nonexistent", "--feature-gates", "DynamicResourceAllocation=false")
     assert result.returncode == 1
     assert "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true" in result.stderr
+
+
+def test_a_ga_gate_upstream_has_not_locked_yet_can_be_turned_off() -> None:
+    from scheduler import features
+    assert features.parse("DRAPrioritizedList=false")["DRAPrioritizedList"] is False
 
 
 @pytest.mark.parametrize("flag, expected", [

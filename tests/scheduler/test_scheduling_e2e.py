@@ -94,6 +94,9 @@ async def test_a_pod_too_big_for_every_node_gets_the_real_failed_scheduling_mess
     refs = [PluginRef(names.PRIORITY_SORT), PluginRef(CpuFit.name), PluginRef(names.DEFAULT_BINDER)]
     config.profiles[0].points = {point: list(refs) for point in POINTS}
     registry = {**REGISTRY, CpuFit.name: lambda args, handle, features: CpuFit()}
+    # The message counts nodes: wait until all of haru up's four have registered (the fixture
+    # answers once the API server serves, which can be before the kubelets are in).
+    await async_wait_for(lambda: len(haru.kubectl("get", "nodes", "-o", "name").stdout.split()) >= 4 or None)
     client = RestClient(kubeconfig.load(haru.kubeconfig), user_agent="haru-scheduler-test")
     sched = Scheduler(client, config, defaults(), registry=registry)
     await sched.start(sync_timeout=30)
@@ -159,7 +162,7 @@ def test_haru_ups_scheduler_counts_each_reason_across_nodes_as_upstream(haru: An
         failed = wait_for(lambda: [e for e in events_about(haru, "huge") if e["reason"] == "FailedScheduling"])
         cpu = nodes - len(gpu_nodes)
         expected = (f"0/{nodes} nodes are available: {cpu} Insufficient cpu, "
-                    f"{len(gpu_nodes)} node(s) had untolerated taint {{k: v}}.")
+                    f"{len(gpu_nodes)} node(s) had untolerated taint(s).")
         # Then each PostFilter plugin's reason, joined as upstream joins them (each brings its own period).
         post = []
         if names.DYNAMIC_RESOURCES in REGISTRY:

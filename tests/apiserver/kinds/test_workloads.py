@@ -148,3 +148,28 @@ def test_a_missing_selector_also_reports_the_template_mismatch_as_upstream_does(
     assert messages(create(apps("Deployment"), body)) == [
         "spec.selector: Required value",
         'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`']
+
+
+def test_a_deployment_status_write_keeps_the_sent_annotations_and_nothing_else_of_the_object():
+    old = created(apps("Deployment"), workload("Deployment"))
+    old["metadata"]["labels"] = {"team": "web"}
+    new = edited(old)
+    new["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "1"}
+    new["metadata"]["labels"] = {"team": "other"}
+    new["spec"]["replicas"] = 7
+    new["status"] = {"observedGeneration": 1, "replicas": 1}
+
+    assert update(strategy("apps", "deployments/status"), new, old) == []
+
+    assert new["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "1"}
+    assert new["metadata"]["labels"] == {"team": "web"} and new["spec"]["replicas"] == 1
+    assert new["metadata"]["generation"] == old["metadata"]["generation"] and new["status"]["replicas"] == 1
+
+
+def test_a_statefulset_template_may_mount_its_claim_templates_but_nothing_else_missing():
+    claim = {"metadata": {"name": "www"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    body = workload("StatefulSet", serviceName="web", volumeClaimTemplates=[claim])
+    body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "www", "mountPath": "/data"}]
+    assert create(apps("StatefulSet"), body) == []
+    body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"].append({"name": "nope", "mountPath": "/other"})
+    assert messages(create(apps("StatefulSet"), body)) == ['spec.template.spec.containers[0].volumeMounts[1].name: Not found: "nope"']

@@ -52,8 +52,7 @@ def test_a_plugin_this_build_lacks_is_not_in_the_default_and_unknown_to_files(
 
 DEFAULT_SCORE = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
                  ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 1),
-                 ("NodeResourcesBalancedAllocation", 1),
-                 ("ImageLocality", 1)]
+                 ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
 
 
 def test_no_file_is_the_136_default_profile() -> None:

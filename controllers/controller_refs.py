@@ -1,0 +1,78 @@
+"""ControllerRef rules: who controls an object, and the patches that adopt and release it.
+
+As upstream's ControllerRefManager: an object is owned by at most one controller (the
+ownerReference with `controller: true`). `claim(owner, candidates, selector)` sorts candidates
+into what the owner keeps, what it should adopt (orphans its selector matches, while neither is
+being deleted) and what it should release (its own, no longer matched). The patches are
+strategic-merge patches keyed on the owner's uid and guarded by the object's uid, so they never
+touch a different object of the same name. Used by `replica_set.py` (pods) and `deployment.py`
+(ReplicaSets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from controllers import label_selectors
+
+Obj = dict[str, Any]
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def controller_of(obj: Obj) -> Obj | None:
+    for ref in _meta(obj).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref  # type: ignore[no-any-return]
+    return None
+
+
+def controller_uid(obj: Obj) -> list[str]:
+    """An index function: the uid of the object's controller (informers file dependents under it)."""
+    ref = controller_of(obj)
+    return [ref["uid"]] if ref and ref.get("uid") else []
+
+
+def owner_reference(owner: Obj, api_version: str, kind: str) -> Obj:
+    meta = _meta(owner)
+    return {"apiVersion": api_version, "kind": kind, "name": meta["name"], "uid": meta["uid"],
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def adopt_patch(owner: Obj, api_version: str, kind: str, obj: Obj) -> Obj:
+    return {"metadata": {"ownerReferences": [owner_reference(owner, api_version, kind)], "uid": _meta(obj)["uid"]}}
+
+
+def release_patch(owner: Obj, obj: Obj) -> Obj:
+    return {"metadata": {"ownerReferences": [{"$patch": "delete", "uid": _meta(owner)["uid"]}],
+                         "uid": _meta(obj)["uid"]}}
+
+
+@dataclass
+class Claim:
+    owned: list[Obj] = field(default_factory=list)    # ours and matched: what the owner counts
+    adopt: list[Obj] = field(default_factory=list)    # orphans to take (count once adopted)
+    release: list[Obj] = field(default_factory=list)  # ours but no longer matched
+
+
+def claim(owner: Obj, candidates: list[Obj], selector: dict[str, Any] | None) -> Claim:
+    result = Claim()
+    owner_uid = _meta(owner).get("uid")
+    owner_deleting = bool(_meta(owner).get("deletionTimestamp"))
+    for obj in candidates:
+        ref = controller_of(obj)
+        matched = label_selectors.matches(selector, _meta(obj).get("labels"))
+        if ref is not None:
+            if ref.get("uid") != owner_uid:
+                continue  # another controller's
+            if matched:
+                result.owned.append(obj)
+            elif not owner_deleting:
+                result.release.append(obj)
+            continue
+        if matched and not owner_deleting and not _meta(obj).get("deletionTimestamp"):
+            result.adopt.append(obj)
+    return result

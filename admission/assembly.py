@@ -3,8 +3,10 @@
 `assemble(view, static)` builds the plugins once per API server and returns them with the
 chain, so the server's follower task can reach the policy source (VAP status) and the quota
 plugin (`status.used`). The order is upstream's (AllOrderedPlugins), limited to what haru has:
-mutating LimitRanger, Priority, MutatingAdmissionPolicy; validating LimitRanger, Priority,
-ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
+mutating LimitRanger, ServiceAccount, Priority, MutatingAdmissionPolicy; validating LimitRanger,
+ServiceAccount, Priority, ValidatingAdmissionPolicy, ResourceQuota (which must come last: it
+reserves usage). ServiceAccount is in `OPTIONAL`: it runs when `enable` names it (`haru up` does;
+an API server started without controllers, as most tests do, has no accounts to find).
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from admission.chain import Chain, MutatingPlugin
 from admission.plugins.limit_ranger import LimitRangerPlugin
 from admission.plugins.priority import PriorityPlugin
 from admission.plugins.resource_quota import ResourceQuotaPlugin
+from admission.plugins.service_account import ServiceAccountPlugin
 from admission.policy.mutating import MutatingPolicyPlugin
 from admission.policy.source import PolicySource, StaticPolicies
 from admission.policy.validating import ValidatingPolicyPlugin
 from admission.view import ClusterView
+
+OPTIONAL = ("ServiceAccount",)
 
 
 @dataclass
@@ -28,11 +33,13 @@ class Assembly:
     quota: ResourceQuotaPlugin
 
 
-def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutating_policies: bool = True) -> Assembly:
+def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutating_policies: bool = True,
+             enable: frozenset[str] = frozenset()) -> Assembly:
     policies = PolicySource(view, static)
     limits, priority, quota = LimitRangerPlugin(view), PriorityPlugin(view), ResourceQuotaPlugin(view)
-    mutating: list[MutatingPlugin] = [limits, priority]
+    accounts = [ServiceAccountPlugin(view)] if "ServiceAccount" in enable else []
+    mutating: list[MutatingPlugin] = [limits, *accounts, priority]
     if mutating_policies:
         mutating.append(MutatingPolicyPlugin(policies, view))
-    chain = Chain(mutating, [limits, priority, ValidatingPolicyPlugin(policies, view), quota])
+    chain = Chain(mutating, [limits, *accounts, priority, ValidatingPolicyPlugin(policies, view), quota])
     return Assembly(chain, policies, quota)

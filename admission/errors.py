@@ -16,7 +16,9 @@ from admission.attributes import Attributes
 
 
 class Rejection(Exception):
-    """The request is refused; code, reason, message and details are the Status fields."""
+    """The request is refused; code, reason, message and details are the Status fields. `retry`
+    says the answer may change in a moment (something a controller creates is missing): the
+    server may run admission again before it answers."""
 
     def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None):
         super().__init__(message)
@@ -24,6 +26,7 @@ class Rejection(Exception):
         self.reason = reason
         self.message = message
         self.details = details
+        self.retry = False
 
 
 class PatchFailed(Exception):

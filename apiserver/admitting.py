@@ -143,11 +143,14 @@ class StoreView(Patching):
 
 
 
-def install(server: "Server", manifests_dir: str | None = None) -> assembly.Assembly:
-    """Build the chain for `server` (manifest policies first); ManifestError stops the start."""
+def install(server: "Server", manifests_dir: str | None = None, *,
+            enable_plugins: frozenset[str] = frozenset()) -> assembly.Assembly:
+    """Build the chain for `server` (manifest policies first); ManifestError stops the start.
+    `enable_plugins` names the optional plugins to run (`assembly.OPTIONAL`)."""
     static = manifests.load(manifests_dir, admission_policies.prepare_manifest) if manifests_dir else None
     built = assembly.assemble(StoreView(server), static,
-                              mutating_policies=server.gates.enabled("MutatingAdmissionPolicy"))
+                              mutating_policies=server.gates.enabled("MutatingAdmissionPolicy"),
+                              enable=enable_plugins)
     server.admission = built
     return built
 
@@ -185,8 +188,13 @@ def attributes(ep: "Endpoint", operation: str, obj: dict[str, Any] | None, old: 
     )
 
 
+class RetryableRejection(errors.APIError):
+    """A refusal a plugin marked `retry`: `handlers/create.py` runs the create again shortly."""
+
+
 def _api_error(rejection: admission_errors.Rejection) -> errors.APIError:
-    return errors.APIError(rejection.code, rejection.reason, rejection.message, rejection.details)
+    kind = RetryableRejection if rejection.retry else errors.APIError
+    return kind(rejection.code, rejection.reason, rejection.message, rejection.details)
 
 
 def admit(ep: "Endpoint", attrs: Attributes) -> None:

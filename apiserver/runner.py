@@ -48,7 +48,8 @@ class Running:
 
 async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
                 ssl_context: ssl.SSLContext | None = None, admin_token: str | None = None,
-                feature_gates: str = "", admission_manifests: str | None = None) -> Running:
+                feature_gates: str = "", admission_manifests: str | None = None,
+                admission_plugins: frozenset[str] = frozenset()) -> Running:
     os.makedirs(data_dir, exist_ok=True)
     gates = FeatureGates.parse(feature_gates)
     store = await Store.open(os.path.join(data_dir, "store"))
@@ -58,7 +59,7 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     server.label_index.start()  # built from LMDB now, then follows every commit
     # The admission chain, manifest policies (KEP-5793) loaded before the first request is served.
     try:
-        built = admitting.install(server, admission_manifests)
+        built = admitting.install(server, admission_manifests, enable_plugins=admission_plugins)
     except manifests.ManifestError:
         await store.close()
         raise

@@ -1,7 +1,8 @@
 """Shared fixtures: a real `haru up` process and the real clients pointed at it; an in-process server.
 
 `haru` starts the server exactly as a user does (`python -m cluster.cli up`, HTTPS, a fresh data
-dir, a random port) and yields a `Cluster` with its kubeconfig; `kubectl(...)` runs the real
+dir, a random port) and yields a `Cluster` with its kubeconfig once the controllers have made the
+`default` ServiceAccount (pods need it); `kubectl(...)` runs the real
 kubectl v1.36.3 against it. The process is stopped by the fixture that started it. `api` runs the
 same server inside the test's event loop for fast raw-HTTP tests.
 """
@@ -75,10 +76,23 @@ def start_haru(data_dir: str, *extra: str, timeout: float = 30) -> Cluster:
         match = _SERVING.search(line)
         if match:
             _drain(process)
-            return Cluster(match.group(1), match.group(2), data_dir, process)
+            cluster = Cluster(match.group(1), match.group(2), data_dir, process)
+            _wait_for_default_account(cluster, deadline + timeout)
+            return cluster
     process.kill()
     _, err = process.communicate(timeout=5)
     raise AssertionError(f"haru up did not start:\n{err}")
+
+
+def _wait_for_default_account(cluster: Cluster, deadline: float) -> None:
+    """The controllers start after the serving line; until their first pass made `default/default`,
+    the ServiceAccount admission plugin refuses pods there, as kube-apiserver does."""
+    while time.monotonic() < deadline:
+        if cluster.kubectl("get", "serviceaccount", "default", "-n", "default", check=False).returncode == 0:
+            return
+        time.sleep(0.1)
+    stop_haru(cluster)
+    raise AssertionError("haru up: no default/default ServiceAccount (are the controllers running?)")
 
 
 def _drain(process: subprocess.Popen[str]) -> None:

@@ -2,28 +2,46 @@
 
 Order (kube's rest.BeforeCreate + admission): decode → `writing.prepare_create` (namespace
 lifecycle, admission, strategy, managedFields) → store.create (or nothing, for dryRun=All).
-Names from `generateName` are retried on a collision, as 1.36 does. Called by `app.py` for verb
-`create` on a stored resource.
+Names from `generateName` are retried on a collision, as 1.36 does. A refusal admission marks
+`retry` (a pod's `default` ServiceAccount, which the controllers create just after the namespace)
+is tried again from the decoded body up to 10 times, 100–200 ms apart, as upstream's plugin
+looks the account up again before it refuses. Called by `app.py` for verb `create` on a stored
+resource.
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import random
 from typing import Any
 
 from aiohttp import web
 
-from apiserver import allocations, bodies, conversion, errors, responses, writing
+from apiserver import admitting, allocations, bodies, conversion, errors, responses, writing
 from apiserver.context import Endpoint
 from storage import errors as storage_errors
 
 _NAME_RETRIES = 7
+_ADMISSION_ATTEMPTS = 10
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
-    obj = await bodies.read_object(request, ep.resource.kind)
+    decoded = await bodies.read_object(request, ep.resource.kind)
     dry_run = writing.dry_run(request.query)
+    obj = decoded
     try:
-        warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))
+        for attempt in range(1, _ADMISSION_ATTEMPTS + 1):
+            # prepare_create changes the object in place; a retry starts from what the client sent.
+            obj = copy.deepcopy(decoded) if attempt < _ADMISSION_ATTEMPTS else decoded
+            try:
+                warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))
+                break
+            except admitting.RetryableRejection:
+                if attempt == _ADMISSION_ATTEMPTS:
+                    raise
+                allocations.release(ep, (obj.get("metadata") or {}).get("name", ""))
+                await asyncio.sleep(random.uniform(0.1, 0.2))
         if dry_run:
             return responses.json_response(obj, status=201, warnings=warnings)
         return await _store(ep, obj, warnings)

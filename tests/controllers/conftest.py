@@ -4,7 +4,7 @@ tasks on the same loop, and the real kubectl pointed at it.
 `cluster` starts `apiserver.runner` (plain HTTP, no auth) in a temp dir and the controllers a
 test module names in `CONTROLLERS` (default: all) with short rechecks, once per module (the
 module's tests run on one loop and use distinct object names; `FEATURE_GATES` turns server gates on,
-`SETTINGS` adds controller settings such as a fake clock), and stops both afterwards. kubectl runs as an asyncio subprocess
+`SETTINGS` adds controller settings such as a fake clock, `ADMISSION_PLUGINS` turns optional plugins on), and stops both afterwards. kubectl runs as an asyncio subprocess
 so the controllers keep running while it waits (`kubectl delete namespace` waits for the deletion).
 """
 
@@ -57,8 +57,10 @@ def _kubeconfig(url: str) -> str:
 
 
 async def start_cluster(tmp_path: Path, only: tuple[str, ...], feature_gates: str = "",
-                        settings: builtin.Settings | None = None) -> tuple[runner.Running, Cluster]:
-    running = await runner.start(str(tmp_path / "data"), port=0, feature_gates=feature_gates)
+                        settings: builtin.Settings | None = None,
+                        admission_plugins: frozenset[str] = frozenset()) -> tuple[runner.Running, Cluster]:
+    running = await runner.start(str(tmp_path / "data"), port=0, feature_gates=feature_gates,
+                                 admission_plugins=admission_plugins)
     home = tmp_path / "home"
     home.mkdir()
     (home / "kubeconfig").write_text(_kubeconfig(running.url))
@@ -79,7 +81,8 @@ async def cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixt
     only = getattr(request.module, "CONTROLLERS", builtin.NAMES)
     gates = getattr(request.module, "FEATURE_GATES", "")
     settings = getattr(request.module, "SETTINGS", None)
-    running, started = await start_cluster(tmp_path_factory.mktemp("cluster"), only, gates, settings)
+    plugins = frozenset(getattr(request.module, "ADMISSION_PLUGINS", ()))
+    running, started = await start_cluster(tmp_path_factory.mktemp("cluster"), only, gates, settings, plugins)
     try:
         yield started
     finally:

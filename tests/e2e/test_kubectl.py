@@ -235,7 +235,9 @@ def test_delete_all_and_without_finalizers(haru: Cluster) -> None:
         haru.kubectl("-n", ns, "create", "configmap", name)
     out = haru.kubectl("-n", ns, "delete", "configmap", "--all").stdout
     assert all(f'configmap "{n}" deleted' in out for n in ("a", "b", "c"))
-    assert haru.kubectl("-n", ns, "get", "configmaps", "-o", "name").stdout.strip() == ""
+    # kube-root-ca.crt went too, and its publisher puts it back at once, as in any cluster.
+    left = haru.kubectl("-n", ns, "get", "configmaps", "-o", "name").stdout.split()
+    assert set(left) <= {"configmap/kube-root-ca.crt"}
     haru.kubectl("-n", ns, "run", "p", "--image=busybox")
     assert 'pod "p" deleted' in haru.kubectl("-n", ns, "delete", "pod", "p").stdout
 

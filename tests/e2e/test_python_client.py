@@ -4,6 +4,8 @@ and a restart with the same data dir that loses nothing.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
@@ -11,6 +13,8 @@ from kubernetes.client.rest import ApiException
 from tests.conftest import Cluster, start_haru, stop_haru
 
 pytestmark = pytest.mark.slow
+
+ROOT_CA = "kube-root-ca.crt"  # every namespace has it (the root CA publisher), made when it gets to it
 
 
 def _core(haru: Cluster) -> client.CoreV1Api:
@@ -41,9 +45,22 @@ def test_crud(haru: Cluster) -> None:
     assert missing.value.status == 404
 
 
+def _wait_for_root_ca(api: client.CoreV1Api, namespace: str) -> None:
+    for _ in range(100):
+        try:
+            api.read_namespaced_config_map(ROOT_CA, namespace)
+            return
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        time.sleep(0.1)
+    raise AssertionError(f"no {ROOT_CA} in {namespace}")
+
+
 def test_list_with_pagination(haru: Cluster) -> None:
     api = _core(haru)
     api.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="py-page")))
+    _wait_for_root_ca(api, "py-page")  # it sorts last: the third page has it and the counts include it
     for i in range(25):
         api.create_namespaced_config_map("py-page", client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"c{i:02d}")))
     names, token, pages = [], None, 0
@@ -55,10 +72,10 @@ def test_list_with_pagination(haru: Cluster) -> None:
         if not token:
             break
         if pages == 1:
-            assert page.metadata.remaining_item_count == 15
+            assert page.metadata.remaining_item_count == 16
             # A write between pages does not show up: the list is a snapshot.
             api.create_namespaced_config_map("py-page", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c99")))
-    assert pages == 3 and names == [f"c{i:02d}" for i in range(25)]
+    assert pages == 3 and names == [f"c{i:02d}" for i in range(25)] + [ROOT_CA]
 
 
 def test_watch_with_resume(haru: Cluster) -> None:
@@ -70,15 +87,19 @@ def test_watch_with_resume(haru: Cluster) -> None:
     api.create_namespaced_config_map("py-watch", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="w2")))
     api.delete_namespaced_config_map("w1", "py-watch")
     seen = []
+    # The root CA publisher writes kube-root-ca.crt into the new namespace whenever it gets to it.
     for event in watch.Watch().stream(api.list_namespaced_config_map, "py-watch", resource_version=start,
                                       timeout_seconds=2):
+        if event["object"].metadata.name == ROOT_CA:
+            continue
         seen.append((event["type"], event["object"].metadata.name))
         if len(seen) == 2:
             resume = event["object"].metadata.resource_version
             break
     assert seen == [("ADDED", "w1"), ("ADDED", "w2")]
     rest = [(e["type"], e["object"].metadata.name) for e in
-            watch.Watch().stream(api.list_namespaced_config_map, "py-watch", resource_version=resume, timeout_seconds=2)]
+            watch.Watch().stream(api.list_namespaced_config_map, "py-watch", resource_version=resume, timeout_seconds=2)
+            if e["object"].metadata.name != ROOT_CA]
     assert rest == [("DELETED", "w1")]
 
 
@@ -97,8 +118,8 @@ def test_restart_with_the_same_data_dir_loses_nothing(tmp_path) -> None:  # type
     second = start_haru(data)
     try:
         after = _core(second).list_namespaced_config_map("kept")
-        assert [(c.metadata.name, c.metadata.resource_version, c.data) for c in after.items] == \
-            [(c.metadata.name, c.metadata.resource_version, c.data) for c in before.items]
+        assert [(c.metadata.name, c.metadata.resource_version, c.data) for c in after.items if c.metadata.name != ROOT_CA] == \
+            [(c.metadata.name, c.metadata.resource_version, c.data) for c in before.items if c.metadata.name != ROOT_CA]
         assert int(after.metadata.resource_version) >= int(before.metadata.resource_version)
     finally:
         stop_haru(second)

@@ -186,13 +186,11 @@ class Algorithm:
         if not fw.filter_plugins:
             feasible.extend(nodes[(start + i) % count] for i in range(to_find))
             return
-        run = fw.run_filter_plugins
-        if self.nominator is not None and self.nominator:
-            run = fw.run_filter_plugins_with_nominated_pods
+        run = fw.filter_runner(state, pod, nominated=self.nominator is not None and bool(self.nominator))
         statuses = diagnosis.node_to_status.statuses
         for i in range(count):
             info = nodes[(start + i) % count]
-            status = run(state, pod, info)
+            status = run(info)
             if status is None or status.code is Code.SUCCESS:
                 feasible.append(info)
                 if len(feasible) >= to_find:

@@ -59,6 +59,7 @@ class EventRecorder:
             self._send(self._patch(seen[0], seen[1], patch))
             return
         name = f"{meta.get('name', 'unknown')}.{time.time_ns():x}"
+        self._series.pop(key, None)  # re-seen after the window: to the end, where the newest are
         self._series[key] = [name, namespace, 1, now]
         if len(self._series) > 4096:
             self._forget_old(now)
@@ -80,8 +81,14 @@ class EventRecorder:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     def _forget_old(self, now: float) -> None:
-        for key in [k for k, v in self._series.items() if now - v[3] >= SERIES_WINDOW]:
-            del self._series[key]
+        # Entries are kept in the order they were first seen, oldest first: stop at the first one
+        # still in the window instead of scanning them all on every event past the 4096th.
+        series = self._series
+        while series:
+            key, value = next(iter(series.items()))
+            if now - value[3] < SERIES_WINDOW:
+                break
+            del series[key]
 
     def _send(self, coro: Any) -> None:
         if self.client is None:

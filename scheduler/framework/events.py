@@ -65,11 +65,13 @@ class ClusterEvent:
 
     def matches(self, other: "ClusterEvent") -> bool:
         """Does the registered event `self` cover the incoming event `other`?"""
+        # Plain ints: IntFlag's own `&` builds a flag member per call, and this runs per pending
+        # pod and registered event on every cluster event.
         if self.resource is Resource.WILDCARD:
-            return bool(self.action & other.action)
+            return (self.action.value & other.action.value) != 0
         same = self.resource is other.resource or (
             self.resource is Resource.POD and other.resource in (Resource.ASSIGNED_POD, Resource.UNSCHEDULED_POD))
-        return same and bool(self.action & other.action)
+        return same and (self.action.value & other.action.value) != 0
 
 
 HintFn = Callable[[dict[str, Any], Any, Any], QueueingHint]

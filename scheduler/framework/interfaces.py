@@ -142,6 +142,9 @@ class ScorePlugin(Protocol):
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]: ...
 
+    # Optional, for speed: `score_nodes(state, pod, nodes) -> list[int]`, the same scores as
+    # `score` node by node in one call (it raises instead of answering an error status).
+
 
 @runtime_checkable
 class ScoreExtensions(Protocol):

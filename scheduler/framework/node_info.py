@@ -83,10 +83,17 @@ class NodeInfo:
     used_ports: dict[tuple[str, str, int], int] = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
     generation: int = 0  # bumped by every change, so the snapshot copies only changed nodes
+    # `name` is read per node in every Filter and Score loop: kept for the node object it came from.
+    _named: Obj | None = field(default=None, init=False, repr=False, compare=False)
+    _name: str = field(default="", init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
-        return ((self.node or {}).get("metadata") or {}).get("name", "")
+        node = self.node
+        if node is not self._named:
+            self._named = node
+            self._name = ((node or {}).get("metadata") or {}).get("name", "")
+        return self._name
 
     @property
     def labels(self) -> dict[str, str]:

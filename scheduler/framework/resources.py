@@ -11,6 +11,7 @@ Used by `node_info`, the resource plugins, preemption and the DRA extended-resou
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -55,6 +56,15 @@ def _ceil(value: Fraction) -> int:
 
 def amount(name: str, value: Any) -> int:
     """The integer the scheduler counts for one resource: milli-units for CPU, units otherwise."""
+    try:
+        return _amount(name, value)
+    except TypeError:  # unhashable: a bad value, parse_quantity says why
+        return _amount.__wrapped__(name, value)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: True must not hit 1's entry
+def _amount(name: str, value: Any) -> int:
+    # Every cycle parses the same few strings ("100m", "500Mi") several times over: parse each once.
     q = parse_quantity(value)
     return _ceil(q * 1000) if name == CPU else _ceil(q)
 

@@ -57,12 +57,18 @@ class ImageLocality:
         self.handle = handle
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
+        if not node.image_states:
+            return 0, None  # no image here: the sum is 0, below the threshold (Score runs per node)
         total_nodes = len(self.handle.snapshot)
         spec = pod.get("spec") or {}
         containers = len(spec.get("initContainers") or []) + len(spec.get("containers") or [])
         if total_nodes == 0 or containers == 0:
             return 0, None
         return calculate_priority(sum_image_scores(node, pod, total_nodes), containers), None
+
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        # Nodes without images (no kubelet reported any) score 0 without a call each.
+        return [self.score(state, pod, node)[0] if node.image_states else 0 for node in nodes]
 
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> ImageLocality:

@@ -31,6 +31,8 @@ class NodeName:
         self.queue_hints = queue_hints
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return None  # the usual pod, filtered on every node: nothing to compare
         if not fits(pod, node.node):
             return Status.unresolvable(ERR_REASON)
         return None

@@ -49,6 +49,15 @@ class NodeResourcesBalancedAllocation:
             inputs = (requests, self._devices(requests))
         return self.scorer.score(node, *inputs), None
 
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        inputs = state.get(PRE_SCORE_KEY)
+        if inputs is None:
+            requests = self.scorer.pod_requests(pod)
+            if not any(requests):
+                return [0] * len(nodes)
+            inputs = (requests, self._devices(requests))
+        return self.scorer.score_nodes(nodes, *inputs)
+
 
 def new(args: dict[str, Any], handle: Handle, features: Features) -> NodeResourcesBalancedAllocation:
     specs = resource_allocation.resource_specs((args or {}).get("resources"), "resources")

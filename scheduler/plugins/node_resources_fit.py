@@ -156,6 +156,12 @@ class NodeResourcesFit:
             inputs = self._score_inputs(pod)
         return self.scorer.score(node, *inputs), None
 
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        inputs = state.get(PRE_SCORE_KEY)
+        if inputs is None:
+            inputs = self._score_inputs(pod)
+        return self.scorer.score_nodes(nodes, *inputs)
+
     # Queueing hints.
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

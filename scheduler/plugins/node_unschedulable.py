@@ -39,7 +39,8 @@ class NodeUnschedulable:
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         if node.node is None:
             return Status.unresolvable(ERR_REASON_UNKNOWN_CONDITION)
-        if _cordoned(node.node) and not _tolerates_cordon(pod):
+        spec = node.node.get("spec")
+        if spec and spec.get("unschedulable") and not _tolerates_cordon(pod):
             return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
         return None
 

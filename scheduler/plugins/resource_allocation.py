@@ -165,10 +165,34 @@ class ResourceScorer:
         """The configured extended resources the pod asks for (the ones DRA devices may back)."""
         return [spec.name for spec, req in zip(self.specs, pod_requests) if req and is_scalar(spec.name)]
 
+    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests: Sequence[int],
+                    dra: ExtendedResourceDevices | None = None) -> list[int]:
+        """`score` for each of `nodes`; the default cpu+memory case without a call per node and resource."""
+        specs = self.specs
+        if len(specs) != 2 or specs[0].name != CPU or specs[1].name != MEMORY:
+            return [self.score(node, pod_requests, dra) for node in nodes]
+        cpu, memory = pod_requests[0], pod_requests[1]
+        strategy, use_requested = self.strategy, self.use_requested
+        out = []
+        for node in nodes:
+            used, have = (node.requested if use_requested else node.non_zero_requested), node.allocatable
+            alloc_cpu, alloc_memory = have.milli_cpu, have.memory
+            out.append(strategy((used.milli_cpu + cpu if alloc_cpu else 0, used.memory + memory if alloc_memory else 0),
+                                (alloc_cpu, alloc_memory)))
+        return out
+
     def score(self, node: NodeInfo, pod_requests: Sequence[int], dra: ExtendedResourceDevices | None = None) -> int:
         requested, allocatable = [0] * len(self.specs), [0] * len(self.specs)
+        used = node.requested if self.use_requested else node.non_zero_requested
         for i, spec in enumerate(self.specs):
-            alloc, req = self.allocatable_and_requested(node, spec.name, pod_requests[i], dra)
+            # cpu and memory inline: this runs per pod and node, twice (Fit and BalancedAllocation).
+            name = spec.name
+            if name == CPU:
+                alloc, req = node.allocatable.milli_cpu, used.milli_cpu + pod_requests[i]
+            elif name == MEMORY:
+                alloc, req = node.allocatable.memory, used.memory + pod_requests[i]
+            else:
+                alloc, req = self.allocatable_and_requested(node, name, pod_requests[i], dra)
             if alloc:
                 allocatable[i], requested[i] = alloc, req
         return self.strategy(requested, allocatable)

@@ -47,6 +47,8 @@ class TaintToleration:
         self.queue_hints = queue_hints
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
+        if not ((node.node or {}).get("spec") or {}).get("taints"):
+            return None  # the usual node, looked at per pod and node: nothing to tolerate
         taint = untolerated_taint(node.node, pod)
         if taint is None:
             return None
@@ -59,12 +61,18 @@ class TaintToleration:
         return None
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
+        if not ((node.node or {}).get("spec") or {}).get("taints"):
+            return 0, None
         tols = state.get(PRE_SCORE_KEY)
         if tols is None:  # PreScore disabled in this profile
             tols = _prefer_no_schedule_tolerations(pod)
         count = sum(1 for taint in tolerations.node_taints(node.node)
                     if taint.get("effect") == tolerations.PREFER_NO_SCHEDULE and not tolerations.any_tolerates(tols, taint))
         return count, None
+
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        return [self.score(state, pod, node)[0] if ((node.node or {}).get("spec") or {}).get("taints") else 0
+                for node in nodes]
 
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:
         normalize_score.default_normalize(scores, reverse=True)

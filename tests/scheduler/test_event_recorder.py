@@ -40,3 +40,21 @@ async def test_a_note_longer_than_the_limit_is_cut_as_upstream_cuts_it(api: Any)
         await recorder.flush()
         (event,) = (await client.list(EVENTS_V1, "default"))["items"]
     assert len(event["note"]) == 1024 and event["note"].endswith(" ...")
+
+
+def test_series_older_than_the_window_are_forgotten_once_past_4096(monkeypatch: Any) -> None:
+    from scheduler import event_recorder
+
+    clock = [1000.0]
+    monkeypatch.setattr(event_recorder.time, "time", lambda: clock[0])
+    recorder = EventRecorder(None)  # no client: the events go nowhere, the bookkeeping stays
+    again = pod("again")
+    recorder.event(again, "Warning", "FailedScheduling", "m")
+    for i in range(4095):
+        recorder.event(pod(f"p{i}"), "Normal", "Scheduled", "m")
+    clock[0] += event_recorder.SERIES_WINDOW + 1
+    recorder.event(again, "Warning", "FailedScheduling", "m")  # seen again after the window: a new entry
+    clock[0] += 10
+    recorder.event(pod("new"), "Normal", "Scheduled", "m")  # the 4097th: the 4095 expired ones go
+    assert [k[2] for k in recorder._series] == ["again", "new"]
+    assert recorder._series[next(iter(recorder._series))][2] == 1  # a fresh series, not a continuation

@@ -243,6 +243,24 @@ def test_a_node_that_fits_with_the_nominated_pods_is_checked_again_without_them(
     assert seen == [1, 0]
 
 
+def test_the_filter_runner_adds_nominated_pods_only_where_there_are_some() -> None:
+    seen: list[tuple[str, int]] = []
+
+    class CountPods:
+        name = "CountPods"
+
+        def filter(self, state: CycleState, p: Obj, n: Any) -> Status | None:
+            seen.append((n.name, len(n.pods)))
+            return None
+
+    nominator = Nominator()
+    nominator.add(PodInfo.of(pod("vip", priority=100)), "a")
+    fw = framework(CountPods(), nominator=nominator)
+    run = fw.filter_runner(CycleState(), pod("p", priority=10), nominated=True)
+    assert [run(n) for n in NODES] == [None, None, None]
+    assert seen == [("a", 1), ("a", 0), ("b", 0), ("c", 0)]
+
+
 # -- Score ------------------------------------------------------------------------------------------
 
 def test_scores_are_normalized_then_weighted_then_summed() -> None:
@@ -274,6 +292,43 @@ def test_observer_sees_raw_and_final_scores() -> None:
     fw = framework(ScoreFake("S", {"a": 7, "b": 1, "c": 2}), weights={"S": 2}, observer=Observer())
     fw.run_score_plugins(CycleState(), pod("p"), NODES[:1])
     assert seen == [("Score", "S", "a", 7), ("FinalScore", "S", "a", 14)]
+
+
+def test_a_plugin_that_scores_many_nodes_at_once_is_called_once_and_observed_per_node() -> None:
+    seen: list[tuple[str, str, str, Any]] = []
+    calls: list[list[str]] = []
+
+    class Observer:
+        def observe(self, p: Obj, point: str, plugin: str, node_name: str, value: Any) -> None:
+            seen.append((point, plugin, node_name, value))
+
+        def attempt_done(self, p: Obj, selected: str) -> None:
+            pass
+
+    class Batch(ScoreFake):
+        def score_nodes(self, state: CycleState, p: Obj, nodes: list[Any]) -> list[int]:
+            calls.append([n.name for n in nodes])
+            return [self.scores[n.name] for n in nodes]
+
+        def score(self, state: CycleState, p: Obj, n: Any) -> tuple[int, Status | None]:
+            raise AssertionError("score_nodes answers for every node")
+
+    fw = framework(Batch("B", {"a": 7, "b": 1, "c": 2}), weights={"B": 3}, observer=Observer())
+    totals, status = fw.run_score_plugins(CycleState(), pod("p"), NODES)
+    assert status is None and totals == {"a": 21, "b": 3, "c": 6}
+    assert calls == [["a", "b", "c"]]
+    assert [v for point, _, _, v in seen if point == "Score"] == [7, 1, 2]
+    assert [v for point, _, _, v in seen if point == "FinalScore"] == [21, 3, 6]
+
+
+def test_a_batch_scorer_that_raises_is_the_plugins_error() -> None:
+    class Broken(ScoreFake):
+        def score_nodes(self, state: CycleState, p: Obj, nodes: list[Any]) -> list[int]:
+            raise RuntimeError("boom")
+
+    _, status = framework(Broken("Broken", {})).run_score_plugins(CycleState(), pod("p"), NODES)
+    assert status is not None and status.code is Code.ERROR and status.plugin == "Broken"
+    assert status.message == 'running Score plugin "Broken": boom'
 
 
 # -- Reserve and Permit -----------------------------------------------------------------------------

@@ -60,15 +60,17 @@ class ClaimTracker:
         """Every claim, with our own writes where the informer lags."""
         if not self._assumed:
             return self._store.list()
+        # Per pod over every claim: only the few we wrote ourselves need the comparison in `get`.
+        assumed, store = self._assumed, self._store
         out = []
-        seen = set()
-        for claim in self._store:
-            key = cache.key_of(claim)
-            seen.add(key)
+        for key, claim in zip(store.keys(), store.list()):
+            if key not in assumed:
+                out.append(claim)
+                continue
             current = self.get(claim["metadata"].get("namespace", ""), claim["metadata"]["name"])
             if current is not None:
                 out.append(current)
-        for key in [k for k in self._assumed if k not in seen]:
+        for key in [k for k in assumed if k not in store]:
             namespace, _, name = key.partition("/")
             current = self.get(namespace, name)
             if current is not None:
@@ -96,23 +98,27 @@ class ClaimTracker:
         yield to the informers between PreFilter and Reserve)."""
         state, in_flight, previous = self._state, self._in_flight, self._counted
         current: dict[str, Obj] = {}
-
-        def count(uid: str, claim: Obj) -> None:
-            current[uid] = claim
-            old = previous.pop(uid, None)
-            if old is claim:
-                return
-            if old is not None:
-                state.remove(old)
-            state.add(claim)
-
+        take = previous.pop
+        # One pass per pod over every claim, so no call per claim beyond the dict operations.
         for claim in self.list():
             uid = claim["metadata"].get("uid") or cache.key_of(claim)
-            count(uid, in_flight.get(uid, claim))
+            if in_flight:
+                claim = in_flight.get(uid, claim)
+            current[uid] = claim
+            old = take(uid, None)
+            if old is not claim:
+                if old is not None:
+                    state.remove(old)
+                state.add(claim)
         # In flight but not stored: the extended-resource claim before PreBind creates it.
         for uid, claim in in_flight.items():
             if uid not in current:
-                count(uid, claim)
+                current[uid] = claim
+                old = take(uid, None)
+                if old is not claim:
+                    if old is not None:
+                        state.remove(old)
+                    state.add(claim)
         for gone in previous.values():
             state.remove(gone)
         self._counted = current

@@ -133,6 +133,9 @@ class DynamicResources:
     def is_schedulable_after_claim_change(self, pod: Obj, old: Obj | None, new: Obj | None) -> QueueingHint:
         if new is None:
             return QueueingHint.QUEUE
+        deallocated = old is not None and pod_claims.allocation(old) and not pod_claims.allocation(new)
+        if not deallocated and not pod_claims.may_use(pod, new):
+            return QueueingHint.SKIP  # someone else's claim: what the checks below come to, without them
         try:
             used = pod_claims.claims_of(pod, self.claims.get)
         except pod_claims.NotUsable:
@@ -382,6 +385,12 @@ class DynamicResources:
                     if f"{request.get('name', '')}/{sub.get('name', '')}" in picked:
                         total += FIRST_AVAILABLE_MAX_SIZE - rank
         return total, None
+
+    def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
+        s: _State | None = state.get(STATE_KEY)
+        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
+            return [0] * len(nodes)  # a pod without claims: nothing to rank, on any node
+        return [self.score(state, pod, node)[0] for node in nodes]
 
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:
         """Upstream's DefaultNormalizeScore: the best node gets MAX_NODE_SCORE, the rest in proportion."""

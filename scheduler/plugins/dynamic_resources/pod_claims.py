@@ -39,6 +39,19 @@ def claim_name(pod: Obj, entry: Obj) -> tuple[str | None, bool]:
                     f'"{entry.get("name", "")}": none of the supported fields are set')
 
 
+def may_use(pod: Obj, claim: Obj) -> bool:
+    """Could `claim` be one the pod names (directly or through its generated-claim statuses)?
+    A cheap test for the queueing hints, which run for every pending pod on every claim event."""
+    meta = _meta(claim)
+    if meta.get("namespace") != _meta(pod).get("namespace"):
+        return False
+    name = meta.get("name")
+    if any(entry.get("resourceClaimName") == name for entry in (pod.get("spec") or {}).get("resourceClaims") or []):
+        return True
+    return any(status.get("resourceClaimName") == name
+               for status in (pod.get("status") or {}).get("resourceClaimStatuses") or [])
+
+
 def is_for_pod(pod: Obj, claim: Obj) -> bool:
     pod_meta, claim_meta = _meta(pod), _meta(claim)
     if claim_meta.get("namespace") != pod_meta.get("namespace"):

@@ -361,6 +361,26 @@ def test_claim_hints() -> None:
     assert hint(waiting, None, mine) is QueueingHint.SKIP  # still cannot be scheduled
 
 
+def test_claim_hints_for_a_generated_claim_look_at_that_claim_only() -> None:
+    mine = claim("p-gpu-x1", owner_uid="uid-default-p")
+    neighbour = claim("q-gpu-x2", owner_uid="uid-default-q")
+    elsewhere = claim("p-gpu-x1", namespace="other", owner_uid="uid-default-p")
+    plugin = plugin_for(claims=[mine, neighbour, elsewhere])
+    hint = _claim_hint(plugin)
+    pod = pod_with({"name": "gpu", "resourceClaimTemplateName": "t"},
+                   statuses=[{"name": "gpu", "resourceClaimName": "p-gpu-x1"}])
+    allocated_neighbour = copy.deepcopy(neighbour)
+    allocated_neighbour["status"] = {"allocation": {"devices": {"results": []}}}
+
+    assert hint(pod, None, mine) is QueueingHint.QUEUE
+    assert hint(pod, None, neighbour) is QueueingHint.SKIP
+    assert hint(pod, None, elsewhere) is QueueingHint.SKIP  # same name, another namespace
+    assert hint(pod, allocated_neighbour, neighbour) is QueueingHint.QUEUE  # its devices are free now
+    unnamed = pod_with({"name": "gpu", "resourceClaimTemplateName": "t"})
+    assert hint(unnamed, None, mine) is QueueingHint.SKIP  # the controller has not named it yet
+    assert hint(unnamed, allocated_neighbour, neighbour) is QueueingHint.SKIP  # and cannot use freed devices
+
+
 def test_pod_hint_queues_the_pod_once_its_generated_claim_is_named() -> None:
     plugin = plugin_for(claims=[claim("c", owner_uid="uid-default-p")])
     hint = next(e.hint for e in plugin.events_to_register() if e.event.resource is Resource.POD)

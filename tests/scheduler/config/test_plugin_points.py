@@ -26,7 +26,7 @@ FEATURES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkl
 @pytest.mark.parametrize("name", sorted(POINTS_OF))
 def test_each_registered_plugin_implements_exactly_its_row(name: str) -> None:
     if name not in registry.REGISTRY:
-        pytest.skip(f"{name} is not registered on this branch yet")
+        pytest.skip(f"haru has no {name} plugin yet")
     args = config.default(FEATURES).profiles[0].plugin_args.get(name, {})
     plugin = registry.REGISTRY[name](args, FakeHandle(), FEATURES)
     implemented = {point for point, proto in PROTOCOLS.items() if isinstance(plugin, proto)}

@@ -57,6 +57,8 @@ SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount", verbs=
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet", verbs=_ALL)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", verbs=_ALL)
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", verbs=_ALL)
+DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet", verbs=_ALL)
+CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision", verbs=_ALL)
 SERVICES = Resource("", "v1", "services", "Service", verbs=frozenset(_ALL - {"deletecollection"}))
 REPLICATIONCONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController", verbs=_ALL)
 JOBS = Resource("batch", "v1", "jobs", "Job", verbs=_ALL)

@@ -12,7 +12,8 @@ locked feature gate, admission manifests with their gate off) and a malformed cl
 before it starts. The scheduler (`python -m scheduler`, with `--scheduler-config`, `--scheduler-name`,
 `--record-results` and the scheduler's part of `--feature-gates`) places pending pods; a bad
 scheduler config stops it before it starts too. `haru fault gpu
-NODE/DEVICE unhealthy|healthy` marks a virtual device (`nodes/devices/fault.py`).
+NODE/DEVICE unhealthy|healthy` marks a virtual device (`nodes/devices/fault.py`); `haru fault node
+NODE down|up` stops or restarts one node's kubelet (`nodes/node_fault.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
 from nodes import flags as node_flags
+from nodes import node_fault
 from nodes.devices import fault as fault_cmd
 from scheduler import default_profile
 from scheduler import features as scheduler_features
@@ -71,11 +73,12 @@ def _parser() -> argparse.ArgumentParser:
     nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
     userns_cmd = nodes_commands.add_parser("userns", help="which pod holds which user-namespace ID range, per node")
     userns_cmd.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
-    fault = commands.add_parser("fault", help="mark a virtual device of a hollow node unhealthy or healthy")
+    fault = commands.add_parser("fault", help="mark a virtual device unhealthy or healthy, or stop a node's kubelet")
     fault.add_argument("--data-dir", default=".haru", help="the data dir `haru up` runs with")
     fault.add_argument("--kubeconfig", default=None, help="the cluster to reach (default: DATA_DIR/kubeconfig)")
     fault_kinds = fault.add_subparsers(dest="fault_kind", required=True)
     fault_cmd.add_gpu_command(fault_kinds)
+    node_fault.add_node_command(fault_kinds)
     return parser
 
 
@@ -253,15 +256,17 @@ def nodes_userns(args: argparse.Namespace) -> int:
 async def _fault(args: argparse.Namespace) -> str:
     path = args.kubeconfig or os.path.join(os.path.abspath(args.data_dir), "kubeconfig")
     async with RestClient(client_kubeconfig.load(path), user_agent="haru-fault") as rest:
+        if args.fault_kind == "node":
+            return await node_fault.set_kubelet_state(rest, args.node, args.state)
         return await fault_cmd.set_device_health(rest, args.target, args.state, effect=args.effect, xid=args.xid,
                                                  message=args.message)
 
 
 def device_fault(args: argparse.Namespace) -> int:
-    """`haru fault gpu NODE/DEVICE unhealthy|healthy`: the Node's fault annotation, through the API."""
+    """`haru fault gpu NODE/DEVICE unhealthy|healthy` and `haru fault node NODE down|up`, through the API."""
     try:
         print(event_loop.run(_fault(args)))
-    except fault_cmd.FaultCommandError as exc:
+    except (fault_cmd.FaultCommandError, node_fault.NodeFaultError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except client_errors.APIError as exc:

@@ -21,7 +21,7 @@ import signal
 import socket
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any, Protocol
 
 from client import kubeconfig
@@ -143,8 +143,11 @@ def controllers_argv(kubeconfig_path: str, *, python: str = sys.executable, verb
 async def start_controllers(kubeconfig_path: str | None = None, *, url: str | None = None,
                             token: str | None = None, ca_pem: bytes | None = None, embedded: bool = False,
                             only: tuple[str, ...] = builtin.NAMES, output: IO[Any] | int | None = None,
-                            verbose: bool = False) -> Component:
-    """Run the built-in controllers against the API server; returns something to `stop()`."""
+                            verbose: bool = False, settings: builtin.Settings | None = None) -> Component:
+    """Run the built-in controllers against the API server; returns something to `stop()`.
+
+    `settings` (per controller, e.g. a shorter grace period) reach embedded controllers only.
+    """
     if not embedded:
         if kubeconfig_path is None:
             raise ValueError("the controllers co-process reads a kubeconfig: pass kubeconfig_path")
@@ -158,7 +161,7 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
         raise ValueError("pass kubeconfig_path, or url (with token and ca_pem as needed)")
     client = RestClient(config, user_agent="haru-controllers/0.1")
     try:
-        manager = await builtin.start(client, only)
+        manager = await builtin.start(client, only, settings=settings)
     except BaseException:
         await client.close()
         raise
@@ -258,8 +261,12 @@ def nodes_argv(kubeconfig_path: str, shape_args: Sequence[str], *, kubelet_port:
 
 async def start_nodes(kubeconfig_path: str, *, shapes: list[pools.NodeShape], shape_args: Sequence[str],
                       kubelet_port: int, state_dir: str, grace_scale: float, embedded: bool = False,
-                      output: IO[Any] | int | None = None, verbose: bool = False) -> Component:
-    """Run the hollow kubelets; `shape_args` are the flags that describe `shapes` to the co-process."""
+                      output: IO[Any] | int | None = None, verbose: bool = False,
+                      lease_duration: int | None = None) -> Component:
+    """Run the hollow kubelets; `shape_args` are the flags that describe `shapes` to the co-process.
+
+    `lease_duration` (seconds; renewed at a quarter of it) reaches embedded kubelets only.
+    """
     if not embedded:
         argv = nodes_argv(kubeconfig_path, shape_args, kubelet_port=kubelet_port, state_dir=state_dir, verbose=verbose)
         argv += ["--grace-period-scale", str(grace_scale)]
@@ -269,10 +276,13 @@ async def start_nodes(kubeconfig_path: str, *, shapes: list[pools.NodeShape], sh
     from nodes.__main__ import USER_AGENT
     from nodes.kubelet.kubelet import NodeSettings
     from nodes.kubelet.pod_worker import Settings as PodSettings
+    node_settings = NodeSettings(pods=PodSettings(grace_scale=grace_scale))
+    if lease_duration is not None:
+        node_settings = replace(node_settings, lease_duration=lease_duration)
     client = RestClient(kubeconfig.load(kubeconfig_path), user_agent=USER_AGENT)
     try:
         hosted = await nodes_host.start(client, shapes, state_dir=state_dir, port=kubelet_port,
-                                        settings=NodeSettings(pods=PodSettings(grace_scale=grace_scale)))
+                                        settings=node_settings)
     except BaseException:
         await client.close()
         raise

@@ -2,7 +2,8 @@
 
 `controllers(client)` builds the list (namespace lifecycle, garbage collector, service accounts,
 the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job,
-TTL-after-finished, CronJob, node lifecycle, taint eviction, PodGC, the kube-root-ca.crt publisher),
+TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder, node lifecycle,
+taint eviction, PodGC, the kube-root-ca.crt publisher),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
@@ -15,6 +16,7 @@ from typing import Any
 
 from client.rest import RestClient
 from controllers.cron_job import CronJobController
+from controllers.daemon_set import DaemonSetController
 from controllers.deployment import DeploymentController
 from controllers.device_taint_eviction import DeviceTaintEvictionController
 from controllers.garbage_collector import GarbageCollector
@@ -29,11 +31,13 @@ from controllers.replica_set import ReplicaSetController
 from controllers.root_ca_publisher import RootCAPublisher
 from controllers.resource_claims import ResourceClaimController
 from controllers.service_accounts import ServiceAccountsController
+from controllers.stateful_set import StatefulSetController
 from controllers.taint_eviction import TaintEvictionController
+from controllers.volume_binder import VolumeBinder
 
 NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "device-taint-eviction", "replicaset",
-         "deployment", "job", "ttl-after-finished", "cronjob", "node-lifecycle", "taint-eviction",
-         "pod-garbage-collector", "root-ca-certificate-publisher")
+         "deployment", "job", "ttl-after-finished", "cronjob", "statefulset", "daemonset", "persistentvolume-binder",
+         "node-lifecycle", "taint-eviction", "pod-garbage-collector", "root-ca-certificate-publisher")
 Settings = dict[str, dict[str, Any]]
 
 
@@ -60,6 +64,12 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
         built.append(TTLAfterFinishedController(client, **settings.get("ttl-after-finished", {})))
     if "cronjob" in only:
         built.append(CronJobController(client, **settings.get("cronjob", {})))
+    if "statefulset" in only:
+        built.append(StatefulSetController(client, **settings.get("statefulset", {})))
+    if "daemonset" in only:
+        built.append(DaemonSetController(client, **settings.get("daemonset", {})))
+    if "persistentvolume-binder" in only:
+        built.append(VolumeBinder(client, **settings.get("persistentvolume-binder", {})))
     if "node-lifecycle" in only:
         built.append(NodeLifecycleController(client, **settings.get("node-lifecycle", {})))
     if "taint-eviction" in only:

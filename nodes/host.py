@@ -7,6 +7,8 @@ kubelets (`pod_feed.PodFeed`, one watch instead of one per node), then registers
 advertises the same `daemonEndpoints.kubeletEndpoint.Port`; on loopback each node has its own
 InternalIP (127.0.0.1 + its index), so the API server's `nodes/proxy` and `pods/exec` reach the
 right one, as on a real cluster. `view` is the read-only runtime view (`runtime.view.RuntimeView`).
+`stop_kubelet(name)` / `start_kubelet(name)` take one node down and bring it back (a fresh kubelet
+that re-registers and resumes its pods), driven by `node_fault.KubeletFaults` (`haru fault node`).
 Used by `nodes/__main__.py` and, embedded, by `cluster/supervisor.py`.
 """
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.rest import RestClient
-from nodes import pools, server
+from nodes import node_fault, pools, server
 from nodes.kubelet.kubelet import Kubelet, NodeSettings
 from nodes.kubelet.served_view import ServedNode
 from nodes.pod_feed import PodFeed
@@ -42,6 +44,9 @@ class NodesHost:
     port: int = 10250  # every Node's daemonEndpoints.kubeletEndpoint.Port
     endpoint: server.KubeletEndpoint | None = None
     feed: PodFeed | None = None  # the one pod watch every kubelet here shares
+    state_dir: str = ""
+    settings: NodeSettings = NodeSettings()
+    faults: node_fault.KubeletFaults | None = None
 
     @property
     def view(self) -> RuntimeView:
@@ -51,7 +56,33 @@ class NodesHost:
     def userns_table(self) -> dict[str, list[dict[str, Any]]]:
         return {k.name: k.userns.table() for k in self.kubelets}
 
+    def _index(self, name: str) -> int:
+        for i, kubelet in enumerate(self.kubelets):
+            if kubelet.name == name:
+                return i
+        raise KeyError(name)
+
+    async def stop_kubelet(self, name: str) -> None:
+        """As if the machine died: the kubelet stops without a word to the API, its socket closes."""
+        kubelet = self.kubelets[self._index(name)]
+        await kubelet.stop()
+        if self.endpoint is not None:
+            await self.endpoint.remove(name)
+
+    async def start_kubelet(self, name: str) -> None:
+        """The machine is back: a fresh kubelet on the same address and port re-registers and resumes."""
+        index = self._index(name)
+        old = self.kubelets[index]
+        kubelet = Kubelet(self.client, old.shape, registry=self.registry, state_dir=self.state_dir,
+                          address=old.host_ip, port=old.port, settings=self.settings, pods=self.feed)
+        if self.endpoint is not None:
+            kubelet.port = await self.endpoint.serve(ServedNode(kubelet), old.port, address=kubelet.host_ip)
+        self.kubelets[index] = kubelet
+        await kubelet.start()
+
     async def stop(self) -> None:
+        if self.faults is not None:
+            await self.faults.stop()
         await asyncio.gather(*(k.stop() for k in self.kubelets), return_exceptions=True)
         if self.feed is not None:
             await self.feed.stop()
@@ -93,7 +124,7 @@ async def start(client: RestClient, shapes: list[pools.NodeShape], *, state_dir:
                         address=node_address(address, i), port=port, settings=settings, pods=feed)
                 for i, shape in enumerate(shapes)]
     endpoint = server.KubeletEndpoint(client, host=address)
-    host = NodesHost(client, kubelets, registry, address, port, endpoint, feed)
+    host = NodesHost(client, kubelets, registry, address, port, endpoint, feed, state_dir, settings)
     try:
         await endpoint.start()
         if kubelets:
@@ -108,6 +139,9 @@ async def start(client: RestClient, shapes: list[pools.NodeShape], *, state_dir:
         async with asyncio.TaskGroup() as group:
             for kubelet in kubelets:
                 group.create_task(start_one(kubelet))
+        host.faults = node_fault.KubeletFaults(client, {k.name for k in kubelets}, host.stop_kubelet,
+                                               host.start_kubelet)
+        await host.faults.start()
     except BaseException:
         await host.stop()
         raise

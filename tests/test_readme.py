@@ -35,3 +35,23 @@ def test_ci_runs_inside_a_fresh_virtualenv():
     venv_at = script.index("-m venv")
     assert script.index("/bin/activate") > venv_at
     assert script.rindex(_readme_commands()[1]) > script.index("/bin/activate")
+
+
+def _fixture_example() -> str:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Testing an operator", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.+?)\n```", section, re.S)
+    assert len(blocks) == 1, blocks
+    return blocks[0]
+
+
+def test_the_readme_fixture_example_runs(haru_cluster):
+    """The README's operator example, byte for byte, against the `haru_cluster` fixture it names."""
+    namespace: dict[str, object] = {}
+    exec(compile(_fixture_example(), "README.md (fixture example)", "exec"), namespace)
+    tests = [value for name, value in namespace.items() if name.startswith("test_") and callable(value)]
+    assert len(tests) == 1, sorted(namespace)
+    tests[0](haru_cluster)  # type: ignore[operator]
+    from kubernetes import client
+    deployment = client.AppsV1Api(haru_cluster.api_client).read_namespaced_deployment("web", "default")
+    assert deployment.status.available_replicas == 2

@@ -69,7 +69,7 @@ class StatefulSetStrategy(pod_template.TemplateOwnerStrategy):
                 causes.append(v.not_supported(f"spec.persistentVolumeClaimRetentionPolicy.{key}", retention[key], ["Retain", "Delete"]))
         causes += pod_template.nonnegative_fields(spec, "replicas", "minReadySeconds", "revisionHistoryLimit")
         causes += v.nonnegative("spec.ordinals.start", (spec.get("ordinals") or {}).get("start"))
-        causes += pod_template.selector_and_template(spec, "statefulset", old_spec=(old or {}).get("spec"))
+        causes += pod_template.selector_and_template(_with_claim_volumes(spec), "statefulset", old_spec=(old or {}).get("spec"))
         causes += pod_template.always_restarts(spec)
         deadline = ((spec.get("template") or {}).get("spec") or {}).get("activeDeadlineSeconds")
         if deadline is not None:
@@ -84,3 +84,19 @@ class StatefulSetStrategy(pod_template.TemplateOwnerStrategy):
         if rest != old_rest:
             causes.append(v.forbidden("spec", UPDATE_FORBIDDEN))
         return causes
+
+
+def _with_claim_volumes(spec: Obj) -> Obj:
+    """The spec with a volume per volumeClaimTemplate in its template, as the controller adds them
+    to each pod, so volumeMounts naming a claim template validate (upstream checks mounts against
+    the union of both)."""
+    names = [(t.get("metadata") or {}).get("name") for t in spec.get("volumeClaimTemplates") or []]
+    template = spec.get("template")
+    if not names or not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return spec
+    pod_spec = template["spec"]
+    have = {vol.get("name") for vol in pod_spec.get("volumes") or [] if isinstance(vol, dict)}
+    extra = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in names if n and n not in have]
+    if not extra:
+        return spec
+    return {**spec, "template": {**template, "spec": {**pod_spec, "volumes": list(pod_spec.get("volumes") or []) + extra}}}

@@ -104,8 +104,8 @@ def check_preemption(haru: Any) -> None:
 
     high = json.loads(haru.kubectl("get", "pod", "high", "-o", "json").stdout)
     assert high["spec"]["nodeName"] == name
-    # The scheduler writes events.k8s.io/v1 Events; haru's core/v1 list does not show those yet.
-    events = haru.kubectl("get", "events.v1.events.k8s.io").stdout
+    # kubectl get events reads core/v1; the scheduler wrote events.k8s.io/v1, the same objects.
+    events = haru.kubectl("get", "events").stdout
     assert any("Preempted" in line and "pod/low" in line and f"Preempted by pod {high['metadata']['uid']} on node "
                f"{name}" in line for line in events.splitlines()), events
     assert any("Scheduled" in line and "pod/high" in line and f"to {name}" in line for line in events.splitlines()), \
@@ -118,6 +118,9 @@ def check_preemption(haru: Any) -> None:
     haru.kubectl("apply", "-f", "-", input=pod_manifest("polite", "never", name, allocatable))
     filters = f"0/{len(nodes)} nodes are available: 1 Insufficient cpu, {others} node(s) didn't match Pod's node " \
               f"affinity/selector."
+    # DynamicResources' PostFilter speaks first, even for a pod without claims, as upstream's does.
+    if names.DYNAMIC_RESOURCES in REGISTRY:
+        filters += " no new claims to deallocate,"
     assert until(lambda: failed_scheduling(haru, "huge"), "huge's FailedScheduling") == (
         f"{filters} preemption: 0/{len(nodes)} nodes are available: 1 No preemption victims found for incoming pod, "
         f"{others} Preemption is not helpful for scheduling.")

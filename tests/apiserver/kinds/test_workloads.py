@@ -164,3 +164,12 @@ def test_a_deployment_status_write_keeps_the_sent_annotations_and_nothing_else_o
     assert new["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "1"}
     assert new["metadata"]["labels"] == {"team": "web"} and new["spec"]["replicas"] == 1
     assert new["metadata"]["generation"] == old["metadata"]["generation"] and new["status"]["replicas"] == 1
+
+
+def test_a_statefulset_template_may_mount_its_claim_templates_but_nothing_else_missing():
+    claim = {"metadata": {"name": "www"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    body = workload("StatefulSet", serviceName="web", volumeClaimTemplates=[claim])
+    body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "www", "mountPath": "/data"}]
+    assert create(apps("StatefulSet"), body) == []
+    body["spec"]["template"]["spec"]["containers"][0]["volumeMounts"].append({"name": "nope", "mountPath": "/other"})
+    assert messages(create(apps("StatefulSet"), body)) == ['spec.template.spec.containers[0].volumeMounts[1].name: Not found: "nope"']

@@ -21,6 +21,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 import yaml
 from aiohttp import web
 
+from admission import assembly
 from apiserver import runner
 from client import errors as client_errors
 from client import event_loop
@@ -115,8 +116,9 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     shapes = options.shapes()
     token = runner.new_token()
     pki = certs.ensure(data_dir)
+    # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
-                                 feature_gates=options.feature_gates)
+                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL))
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")
@@ -129,8 +131,10 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     inner_port = inner._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     inner_path = os.path.join(data_dir, "components.kubeconfig")
     kubeconfig.write(inner_path, f"http://127.0.0.1:{inner_port}", token, None)
+    # Their kubeconfig has no CA (plain HTTP): the root CA publisher is told the cluster's.
+    settings = {"root-ca-certificate-publisher": {"ca_pem": ca_pem}, **options.controller_settings}
     starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers,
-                                          settings=options.controller_settings),
+                                          settings=settings),
               supervisor.start_scheduler(inner_path, feature_gates=scheduler_features.select(options.feature_gates),
                                          embedded=True)]
     if shapes:

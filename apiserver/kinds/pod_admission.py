@@ -1,7 +1,8 @@
 """The pod defaults that built-in admission plugins add on create, until issue #4's chain exists.
 
 - ServiceAccount: `serviceAccountName` (and the deprecated `serviceAccount` mirror) default to
-  "default". Not done yet: the projected token volume `kube-api-access-*` and its mounts.
+  "default". With the ServiceAccount admission plugin on (`haru up`), the plugin has already done
+  it, checked the account and added the `kube-api-access-*` volume (admission/plugins/service_account.py).
 - DefaultTolerationSeconds: NoExecute tolerations for node.kubernetes.io/not-ready and
   unreachable with tolerationSeconds 300, unless the pod already tolerates them.
 - Priority: with no priorityClassName and no global default class, priority 0 and

@@ -39,6 +39,11 @@ NAMES = ("namespace", "garbage-collector", "serviceaccount", "resource-claim", "
          "deployment", "job", "ttl-after-finished", "cronjob", "statefulset", "daemonset", "persistentvolume-binder",
          "node-lifecycle", "taint-eviction", "pod-garbage-collector", "root-ca-certificate-publisher")
 Settings = dict[str, dict[str, Any]]
+# Concurrent reconciles, kube-controller-manager's defaults (--concurrent-gc-syncs=20,
+# --concurrent-namespace-syncs=10, --concurrent-replicaset-syncs=5, ...); the others get DEFAULT_WORKERS.
+WORKERS = {"garbage-collector": 20, "namespace": 10, "replicaset": 5, "deployment": 5, "job": 5,
+           "ttl-after-finished": 5, "cronjob": 5, "statefulset": 5, "daemonset": 2}
+DEFAULT_WORKERS = 2
 
 
 def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Settings | None = None) -> list[Controller]:
@@ -81,9 +86,11 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
     return built
 
 
-async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int = 2,
+async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
                 settings: Settings | None = None) -> Manager:
-    manager = Manager(client, controllers(client, only, settings), workers=workers)
+    """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`)."""
+    manager = Manager(client, controllers(client, only, settings), workers=workers or DEFAULT_WORKERS,
+                      workers_for=WORKERS if workers is None else None)
     try:
         await manager.start()
     except BaseException:
@@ -92,7 +99,7 @@ async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: i
     return manager
 
 
-async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int = 2,
+async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
               settings: Settings | None = None) -> None:
     manager = await start(client, only, workers=workers, settings=settings)
     try:

@@ -260,12 +260,15 @@ class ReplicaSetController:
             results = await asyncio.gather(*(self.client.create(PODS, copy.deepcopy(body), namespace) for _ in range(size)),
                                            return_exceptions=True)
             failures = [r for r in results if isinstance(r, BaseException)]
+            recorded = []
             for result in results:
                 if isinstance(result, BaseException):
                     self.expectations.creation_observed(key)  # it will never appear
-                    await self._event(rs, "Warning", "FailedCreate", f"Error creating: {_text(result)}")
+                    recorded.append(self._event(rs, "Warning", "FailedCreate", f"Error creating: {_text(result)}"))
                 else:
-                    await self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}")
+                    recorded.append(self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}"))
+            # A batch's events go out together, as its creations did: one round trip, not one per pod.
+            await asyncio.gather(*recorded)
             done += size
             if failures:
                 for _ in range(count - done):

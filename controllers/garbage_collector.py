@@ -11,7 +11,8 @@ object by its owners' uids, and reconciles one object at a time, upstream's way
 * an owner being deleted with `orphan`: remove its reference from every dependent, then the finalizer;
 * an owner being deleted with `foregroundDeletion`: have every dependent deleted; once none with
   `blockOwnerDeletion: true` is left, remove the finalizer (the API server then deletes the owner).
-Decisions use the informer caches; writes re-read the live object and carry its resourceVersion.
+Decisions use the informer caches; writes re-read the live object and carry its resourceVersion
+(a delete carries the cached one as a precondition, and on a conflict decides again on a live read).
 Owners the server said are gone are remembered by uid (upstream's absentOwnerCache), so the
 dependents of one deleted owner cost one owner lookup, not one each.
 New resources (CRDs) are found by re-discovery, at once when a CRD changes, else every 30 s.
@@ -238,6 +239,8 @@ class GarbageCollector:
         states = {ref.get("uid"): await self._owner_state(ref, key.namespace) for ref in _refs(cached)}
         if all(state == "solid" for state in states.values()):
             return
+        if "solid" not in states.values() and await self._delete_as_cached(key, cached, states):
+            return
         try:
             live = await self.client.get(key.resource, key.name, key.namespace or None)
         except errors.APIError as exc:
@@ -266,6 +269,26 @@ class GarbageCollector:
         except errors.APIError as exc:
             if not (errors.is_not_found(exc) or exc.code == 409):  # gone, or replaced by a newer object
                 raise
+
+    async def _delete_as_cached(self, key: ObjectKey, cached: Obj, states: dict[Any, str]) -> bool:
+        """Delete the object on what the cache says, with its uid and resourceVersion as
+        preconditions: the server deletes only the very version the decision was made on. False
+        when it changed since (a 409): the caller then decides again on a live read."""
+        meta = _meta(cached)
+        if not meta.get("uid") or not meta.get("resourceVersion"):
+            return False
+        policy = "Foreground" if "waiting" in states.values() and self.dependents(meta.get("uid") or "") else "Background"
+        log.info("%s: every owner is gone or going; deleting (%s)", key, policy)
+        try:
+            await self.client.delete(key.resource, key.name, key.namespace or None, propagation_policy=policy,
+                                     uid=meta.get("uid"), resource_version=meta.get("resourceVersion"))
+        except errors.APIError as exc:
+            if errors.is_not_found(exc):
+                return True
+            if exc.code == 409:
+                return False
+            raise
+        return True
 
     async def _orphan_dependents(self, key: ObjectKey, owner: Obj) -> None:
         uid = _meta(owner)["uid"]

@@ -223,3 +223,21 @@ async def test_the_dependents_of_a_deleted_owner_share_one_lookup_of_it(cluster:
     finally:
         del collector.client.get  # the bound method again
     assert 1 <= lookups <= workers < dependents
+
+
+async def test_a_delete_decided_on_a_stale_cache_does_not_happen(cluster: Cluster) -> None:
+    """The collector deletes with the cached uid and resourceVersion as preconditions: an object
+    that changed since (it may have gained an owner) is left for a decision on a live read."""
+    assert cluster.manager is not None
+    from controllers.garbage_collector import ObjectKey
+
+    collector = cluster.manager.contexts["garbage-collector"].controller
+    seen = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "changed-since"}, "data": {"v": "1"}}, NS)
+    await cluster.client.update(CONFIGMAPS, {**seen, "data": {"v": "2"}}, NS)
+    key = ObjectKey(CONFIGMAPS, NS, "changed-since")
+
+    assert await collector._delete_as_cached(key, seen, {"gone-owner": "dangling"}) is False
+    assert await _get(cluster, CONFIGMAPS, "changed-since") is not None
+    current = await cluster.client.get(CONFIGMAPS, "changed-since", NS)
+    assert await collector._delete_as_cached(key, current, {"gone-owner": "dangling"}) is True
+    await _gone(cluster, CONFIGMAPS, "changed-since")

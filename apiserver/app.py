@@ -18,6 +18,7 @@ from aiohttp import web
 from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
                        requestinfo, responses, version)
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
+from apiserver.custom_metrics_api import serving as custom_metrics
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
 from apiserver.metrics_api import collector as metrics_collector, resources as metrics_resources, serving as metrics_serving
 from apiserver.subresources import kubelet, pods, proxy, reviews, scale, token
@@ -126,6 +127,12 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
     if path in ("/api", "/apis"):
         return _discovery_root(request, server, legacy=path == "/api")
     parts = path.strip("/").split("/")
+    if parts[0] == "apis" and len(parts) in (2, 3) and parts[1] in custom_metrics.GROUPS:
+        if len(parts) == 2:
+            return responses.json_response(custom_metrics.api_group(parts[1]))
+        if parts[2] == custom_metrics.GROUPS[parts[1]]:
+            return responses.json_response(custom_metrics.api_resource_list(server, parts[1]))
+        raise errors.route_not_found()
     if parts[0] == "api" and len(parts) == 2:
         body = discovery.api_resource_list(server.registry, "", parts[1])
         if body is None:
@@ -186,6 +193,8 @@ async def _resource(request: web.Request, info: requestinfo.RequestInfo) -> web.
     server = server_of(request)
     if not info.resource:
         raise errors.route_not_found()
+    if info.group in custom_metrics.GROUPS:  # a metrics adapter's API: resources are metric names
+        return await custom_metrics.handle(server, request, info)
     ep = endpoint_for(server, info)
     ep.user = ep.strategy.requester = request[USER_KEY]
     if info.subresource:

@@ -93,6 +93,6 @@ def endpoint_for(server: Server, info: RequestInfo) -> Endpoint:
         raise errors.route_not_found()
     strategy = kinds.strategy_for(
         resource.group, resource.resource, namespaced=resource.namespaced, has_status="status" in resource.subresources,
-        namespaces=server.namespaces.get,
+        namespaces=server.namespaces.get, gates=server.gates,
     )
     return Endpoint(server, info, resource, strategy)

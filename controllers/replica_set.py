@@ -103,13 +103,25 @@ def _same_status(old: Obj, new: Obj) -> bool:
 
 
 class ReplicaSetController:
+    """Also the ReplicationController controller (`replication_controller.py`): the class
+    attributes below name the resource it drives, and `selector_of` reads its selector."""
+
     name = "replicaset"
+    resource = REPLICASETS
+    kind = "ReplicaSet"
+    api_version = "apps/v1"
+    component = COMPONENT
+    counts_terminating = True  # ReplicationControllerStatus has no terminatingReplicas
+
+    @staticmethod
+    def selector_of(rs: Obj) -> dict[str, Any] | None:
+        return (rs.get("spec") or {}).get("selector")  # type: ignore[no-any-return]
 
     def __init__(self, client: RestClient, *, burst_replicas: int = BURST_REPLICAS) -> None:
         self.client = client
         self.burst_replicas = burst_replicas
         self.expectations = Expectations()
-        self.replicasets = Watch(REPLICASETS, self._rs_keys, indexers={NAMESPACE_INDEX: cache.by_namespace})
+        self.replicasets = Watch(self.resource, self._rs_keys, indexers={NAMESPACE_INDEX: cache.by_namespace})
         self.pods = Watch(PODS, self._pod_keys, indexers={NAMESPACE_INDEX: cache.by_namespace,
                                                          CONTROLLER_INDEX: controller_refs.controller_uid})
         self.watches = [self.replicasets, self.pods]
@@ -141,10 +153,10 @@ class ReplicaSetController:
             return []
         meta = _meta(pod)
         return [cache.key_of(rs) for rs in store.by_index(NAMESPACE_INDEX, meta.get("namespace") or "")
-                if label_selectors.matches((rs.get("spec") or {}).get("selector"), meta.get("labels"))]
+                if label_selectors.matches(self.selector_of(rs), meta.get("labels"))]
 
     def _rs_key_by_uid(self, namespace: str, ref: Obj) -> str | None:
-        if ref.get("kind") != "ReplicaSet":
+        if ref.get("kind") != self.kind:
             return None
         store = self._store(self.replicasets)
         rs = store.get(f"{namespace}/{ref.get('name')}") if store is not None else None
@@ -195,6 +207,8 @@ class ReplicaSetController:
         owned_all = pod_store.by_index(CONTROLLER_INDEX, _meta(rs).get("uid") or "") if pod_store is not None else []
         terminating = sum(1 for p in owned_all if pod_states.is_terminating(p))
         status = calculate_status(rs, active, terminating, error, now)
+        if not self.counts_terminating:
+            del status["terminatingReplicas"]
         rs = await self._write_status(rs, status)
         min_ready = spec.get("minReadySeconds") or 0
         if failure is not None:
@@ -207,13 +221,13 @@ class ReplicaSetController:
         store = self._store(self.pods)
         candidates = list(store.by_index(NAMESPACE_INDEX, _meta(rs).get("namespace") or "")) if store is not None else []
         # Active pods and pods we own (terminating ones stay ours); finished orphans are not adopted.
-        claimed = controller_refs.claim(rs, candidates, (rs.get("spec") or {}).get("selector"))
+        claimed = controller_refs.claim(rs, candidates, self.selector_of(rs))
         namespace = _meta(rs)["namespace"]
         owned = list(claimed.owned)
         adopt = [p for p in claimed.adopt if pod_states.is_active(p)]
         if adopt and await self._can_adopt(rs):
             for pod in adopt:
-                patched = await self._patch_pod(pod, controller_refs.adopt_patch(rs, "apps/v1", "ReplicaSet", pod))
+                patched = await self._patch_pod(pod, controller_refs.adopt_patch(rs, self.api_version, self.kind, pod))
                 if patched is not None:
                     owned.append(patched)
         for pod in claimed.release:
@@ -224,7 +238,7 @@ class ReplicaSetController:
     async def _can_adopt(self, rs: Obj) -> bool:
         """Upstream rechecks the owner with a live read: a cached ReplicaSet may be gone or replaced."""
         try:
-            fresh = await self.client.get(REPLICASETS, _meta(rs)["name"], _meta(rs)["namespace"])
+            fresh = await self.client.get(self.resource, _meta(rs)["name"], _meta(rs)["namespace"])
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return False
@@ -250,7 +264,7 @@ class ReplicaSetController:
         return None
 
     def _event(self, rs: Obj, kind: str, reason: str, message: str) -> Any:
-        return events.record(self.client, COMPONENT, {**rs, "kind": "ReplicaSet", "apiVersion": "apps/v1"},
+        return events.record(self.client, self.component, {**rs, "kind": self.kind, "apiVersion": self.api_version},
                              kind, reason, message)
 
     def _event_soon(self, rs: Obj, kind: str, reason: str, message: str) -> None:
@@ -263,7 +277,7 @@ class ReplicaSetController:
     async def _create_pods(self, key: str, rs: Obj, count: int) -> errors.APIError | None:
         self.expectations.expect_creations(key, count)
         namespace = _meta(rs)["namespace"]
-        body = pod_from_template(rs)
+        body = pod_from_template(rs, self.kind, self.api_version)
         done = 0
         for size in slow_start_batches(count):
             results = await asyncio.gather(*(self.client.create(PODS, copy.deepcopy(body), namespace) for _ in range(size)),
@@ -331,7 +345,7 @@ class ReplicaSetController:
             if _same_status(rs.get("status") or {}, status):
                 return rs
             try:
-                answer = await self.client.update(REPLICASETS, {**rs, "status": status}, meta["namespace"],
+                answer = await self.client.update(self.resource, {**rs, "status": status}, meta["namespace"],
                                                   subresource="status")
                 self._written[key] = (meta.get("uid") or "", _revision(answer), status)
                 return answer
@@ -340,7 +354,7 @@ class ReplicaSetController:
                     return rs
                 if not errors.is_conflict(exc) or attempt:
                     raise
-            rs = await self.client.get(REPLICASETS, meta["name"], meta["namespace"])
+            rs = await self.client.get(self.resource, meta["name"], meta["namespace"])
             if _meta(rs).get("uid") != meta.get("uid"):
                 return rs
             status = {**status, "observedGeneration": _meta(rs).get("generation") or 0}

@@ -14,10 +14,12 @@ whose rules read a namespace (DRA admin access) get the server's lookup as `name
 
 from __future__ import annotations
 
+from typing import Any
+
 from apiserver.kinds import (
     admission_policies, admin_access, certificates, configmap, cronjob, daemonset, deployment, event, fixed_fields,
-    job, lease, namespace, node, persistentvolume, persistentvolumeclaim, pod, podtemplate, priorityclass, replicaset,
-    resourceclaim, secret, service, statefulset,
+    horizontalpodautoscaler, job, lease, namespace, node, persistentvolume, persistentvolumeclaim, pod, podtemplate,
+    priorityclass, replicaset, resourceclaim, secret, service, statefulset,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -43,6 +45,7 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("apps", "daemonsets"): (daemonset.DaemonSetStrategy, "subdomain"),
     ("batch", "jobs"): (job.JobStrategy, "subdomain"),
     ("batch", "cronjobs"): (cronjob.CronJobStrategy, "subdomain"),
+    ("autoscaling", "horizontalpodautoscalers"): (horizontalpodautoscaler.HorizontalPodAutoscalerStrategy, "subdomain"),
     ("certificates.k8s.io", "certificatesigningrequests"): (certificates.CertificateSigningRequestStrategy, "path"),
     ("coordination.k8s.io", "leases"): (lease.LeaseStrategy, "subdomain"),
     ("scheduling.k8s.io", "priorityclasses"): (priorityclass.PriorityClassStrategy, "subdomain"),
@@ -59,7 +62,7 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
 
 
 def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: bool,
-                 namespaces: admin_access.NamespaceLookup | None = None) -> Strategy:
+                 namespaces: admin_access.NamespaceLookup | None = None, gates: Any = None) -> Strategy:
     """The strategy of a resource, or of "resource/subresource" (status, finalize, ephemeralcontainers, resize).
 
     `namespaces` looks a namespace up by name (the server's cache); without it, strategies that need
@@ -73,6 +76,8 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
         main = cls(namespaced=namespaced, has_status=has_status, name_rule=name_rule)
         if isinstance(main, resourceclaim.NamespaceReading):
             main.namespaces = namespaces
+        if isinstance(main, horizontalpodautoscaler.HorizontalPodAutoscalerStrategy):
+            main.gates = gates  # HPAScaleToZero decides the lowest minReplicas
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

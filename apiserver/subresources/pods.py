@@ -3,7 +3,8 @@
 `binding` sets spec.nodeName once (409 when the pod is already bound), adds the PodScheduled
 condition and clears status.nominatedNodeName (KEP-5278's ClearingNominatedNodeNameAfterBinding,
 on since 1.35), as kube's pod registry does; `/api/v1/namespaces/ns/bindings` does the same. `eviction`
-honours PodDisruptionBudgets (429 when one forbids it) and then deletes like DELETE does.
+honours PodDisruptionBudgets (`eviction.py`: 429 when one forbids it, else the budget is charged)
+and then deletes like DELETE does.
 `log`, `exec`, `attach` and `portforward` (`connect`) choose the container, translate the options into
 the kubelet's query and go to the pod's node's kubelet through `kubelet.py` (`proxy` is `proxy.py`'s).
 """
@@ -19,6 +20,7 @@ from aiohttp import web
 
 from apiserver import bodies, deletion, errors, go_shape, labels, query_flags, responses, writing
 from apiserver.context import Endpoint
+from apiserver.subresources import eviction as budgets
 from apiserver.subresources import kubelet
 from storage import errors as storage_errors
 
@@ -76,37 +78,12 @@ async def bind(ep: Endpoint, request: web.Request, binding: dict[str, Any], pod_
     return responses.json_response(_SUCCESS, status=201)
 
 
-def _budgets_forbid(ep: Endpoint, pod: dict[str, Any]) -> str | None:
-    """The name of a PodDisruptionBudget that allows no disruption for this pod, if any."""
-    pdbs = ep.server.registry.get("policy", "v1", "poddisruptionbudgets")
-    if pdbs is None:
-        return None
-    namespace = pod["metadata"].get("namespace", "")
-    pod_labels = pod["metadata"].get("labels") or {}
-    for record in ep.server.store.list(f"{pdbs.key_prefix}{namespace}/").records:
-        pdb = responses.decode(record.value)
-        selector = (pdb.get("spec") or {}).get("selector")
-        if selector is None or not labels.from_label_selector(selector).matches(pod_labels):
-            continue
-        if (pdb.get("status") or {}).get("disruptionsAllowed", 0) <= 0:
-            return pdb["metadata"]["name"]
-    return None
-
-
 async def evict(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     eviction = await bodies.read_object(request)
     name = ep.request_info.name
     pod = responses.decode(ep.stored(name).value)
-    phase = (pod.get("status") or {}).get("phase")
-    if phase not in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp"):
-        budget = _budgets_forbid(ep, pod)
-        if budget:
-            raise errors.APIError(
-                429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.",
-                {"causes": [{"reason": "DisruptionBudget",
-                             "message": f"The disruption budget {budget} needs 1 healthy pods and has 0 currently"}]},
-            )
     opts = deletion.options(eviction.get("deleteOptions") or {}, request.query)
+    await budgets.check_budgets(ep, pod, opts.dry_run)
     await deletion.delete(ep, name, opts)
     return responses.json_response(_SUCCESS, status=201)
 

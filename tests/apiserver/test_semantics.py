@@ -75,8 +75,14 @@ async def test_binding_sets_the_node_once_and_eviction_respects_budgets(api: InP
            "spec": {"selector": {"matchLabels": {"app": "guarded"}}, "minAvailable": 1}}
     assert (await api.request("POST", "/apis/policy/v1/namespaces/default/poddisruptionbudgets", json=pdb))[0] == 201
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}
+    # A Pending pod is evicted without asking its budget (upstream's canIgnorePDB); a running one asks.
+    assert (await api.request("PATCH", f"{PODS}/b/status", json={"status": {"phase": "Running"}},
+                              headers={"Content-Type": "application/merge-patch+json"}))[0] == 200
     status, answer, _ = await api.request("POST", f"{PODS}/b/eviction", json=eviction)
     assert status == 429 and answer["reason"] == "TooManyRequests"
+    # No disruption controller has looked at the budget yet.
+    assert answer["details"]["causes"] == [{"reason": "DisruptionBudget",
+                                            "message": "The disruption budget guard is still being processed by the server."}]
     await api.request("POST", PODS, json=_pod("free"))
     status, answer, _ = await api.request("POST", f"{PODS}/free/eviction",
                                           json={**eviction, "metadata": {"name": "free"}})

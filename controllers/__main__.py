@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
     parser.add_argument("--controllers", default=",".join(builtin.NAMES),
                         help=f"comma-separated subset of: {', '.join(builtin.NAMES)}")
-    parser.add_argument("--workers", type=int, default=2, help="concurrent reconciles per controller")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="concurrent reconciles per controller (default: kube-controller-manager's per controller)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return parser
 

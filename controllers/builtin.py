@@ -69,6 +69,12 @@ CONTROLLERS: dict[str, Callable[..., Controller]] = {
 }
 NAMES = tuple(CONTROLLERS)
 Settings = dict[str, dict[str, Any]]
+# Concurrent reconciles, kube-controller-manager's defaults (--concurrent-gc-syncs=20,
+# --concurrent-namespace-syncs=10, --concurrent-replicaset-syncs=5, ...); the others get DEFAULT_WORKERS.
+WORKERS = {"garbage-collector": 20, "namespace": 10, "replicaset": 5, "deployment": 5, "job": 5,
+           "ttl-after-finished": 5, "cronjob": 5, "statefulset": 5, "daemonset": 2, "replicationcontroller": 5,
+           "endpointslice": 5, "endpoint": 5, "horizontal-pod-autoscaler": 5}
+DEFAULT_WORKERS = 2
 
 
 def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Settings | None = None) -> list[Controller]:
@@ -76,9 +82,11 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
     return [factory(client, **settings.get(name, {})) for name, factory in CONTROLLERS.items() if name in only]
 
 
-async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int = 2,
+async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
                 settings: Settings | None = None) -> Manager:
-    manager = Manager(client, controllers(client, only, settings), workers=workers)
+    """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`)."""
+    manager = Manager(client, controllers(client, only, settings), workers=workers or DEFAULT_WORKERS,
+                      workers_for=WORKERS if workers is None else None)
     try:
         await manager.start()
     except BaseException:
@@ -87,7 +95,7 @@ async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: i
     return manager
 
 
-async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int = 2,
+async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
               settings: Settings | None = None) -> None:
     manager = await start(client, only, workers=workers, settings=settings)
     try:

@@ -11,7 +11,10 @@ object by its owners' uids, and reconciles one object at a time, upstream's way
 * an owner being deleted with `orphan`: remove its reference from every dependent, then the finalizer;
 * an owner being deleted with `foregroundDeletion`: have every dependent deleted; once none with
   `blockOwnerDeletion: true` is left, remove the finalizer (the API server then deletes the owner).
-Decisions use the informer caches; writes re-read the live object and carry its resourceVersion.
+Decisions use the informer caches; writes re-read the live object and carry its resourceVersion
+(a delete carries the cached one as a precondition, and on a conflict decides again on a live read).
+Owners the server said are gone are remembered by uid (upstream's absentOwnerCache), so the
+dependents of one deleted owner cost one owner lookup, not one each.
 New resources (CRDs) are found by re-discovery, at once when a CRD changes, else every 30 s.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +41,7 @@ OWNER_INDEX = "owner-uid"
 # Events come and go by the thousand and never own anything (upstream ignores them too).
 IGNORED = frozenset({("", "events"), ("events.k8s.io", "events")})
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+ABSENT_OWNERS = 500  # upstream's absentOwnerCache size
 Obj = dict[str, Any]
 
 
@@ -74,6 +79,9 @@ class GarbageCollector:
         self._watch_by_resource: dict[Resource, Watch] = {}
         self._ctx: Any = None
         self._rediscover_now = asyncio.Event()
+        # (owner namespace, owner uid) the server answered 404 or another uid for: a uid is never
+        # reused, so an owner seen gone stays gone. Most recently confirmed last.
+        self._absent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     # -- what to watch -----------------------------------------------------------------------
 
@@ -202,6 +210,10 @@ class GarbageCollector:
         if resource.namespaced and not namespace:
             return "dangling"  # a cluster-scoped object cannot be owned by a namespaced one
         key = ObjectKey(resource, namespace if resource.namespaced else "", ref.get("name") or "")
+        absent = (key.namespace, ref.get("uid") or "")
+        if absent in self._absent:
+            self._absent.move_to_end(absent)
+            return "dangling"
         owner = self._cached(key)
         if owner is None or _meta(owner).get("uid") != ref.get("uid"):
             # The cache may lag behind a create: only the server can say the owner is gone.
@@ -209,15 +221,25 @@ class GarbageCollector:
                 owner = await self.client.get(resource, key.name, key.namespace or None)
             except errors.APIError as exc:
                 if errors.is_not_found(exc):
+                    self._remember_absent(absent)
                     return "dangling"
                 raise
             if _meta(owner).get("uid") != ref.get("uid"):
+                self._remember_absent(absent)
                 return "dangling"
         return "waiting" if _deleting_in_foreground(owner) else "solid"
+
+    def _remember_absent(self, owner: tuple[str, str]) -> None:
+        self._absent[owner] = None
+        self._absent.move_to_end(owner)
+        while len(self._absent) > ABSENT_OWNERS:
+            self._absent.popitem(last=False)
 
     async def _collect_if_owners_gone(self, key: ObjectKey, cached: Obj) -> None:
         states = {ref.get("uid"): await self._owner_state(ref, key.namespace) for ref in _refs(cached)}
         if all(state == "solid" for state in states.values()):
+            return
+        if "solid" not in states.values() and await self._delete_as_cached(key, cached, states):
             return
         try:
             live = await self.client.get(key.resource, key.name, key.namespace or None)
@@ -247,6 +269,26 @@ class GarbageCollector:
         except errors.APIError as exc:
             if not (errors.is_not_found(exc) or exc.code == 409):  # gone, or replaced by a newer object
                 raise
+
+    async def _delete_as_cached(self, key: ObjectKey, cached: Obj, states: dict[Any, str]) -> bool:
+        """Delete the object on what the cache says, with its uid and resourceVersion as
+        preconditions: the server deletes only the very version the decision was made on. False
+        when it changed since (a 409): the caller then decides again on a live read."""
+        meta = _meta(cached)
+        if not meta.get("uid") or not meta.get("resourceVersion"):
+            return False
+        policy = "Foreground" if "waiting" in states.values() and self.dependents(meta.get("uid") or "") else "Background"
+        log.info("%s: every owner is gone or going; deleting (%s)", key, policy)
+        try:
+            await self.client.delete(key.resource, key.name, key.namespace or None, propagation_policy=policy,
+                                     uid=meta.get("uid"), resource_version=meta.get("resourceVersion"))
+        except errors.APIError as exc:
+            if errors.is_not_found(exc):
+                return True
+            if exc.code == 409:
+                return False
+            raise
+        return True
 
     async def _orphan_dependents(self, key: ObjectKey, owner: Obj) -> None:
         uid = _meta(owner)["uid"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from client.errors import APIError
@@ -59,12 +59,15 @@ class ControllerContext:
 
 class Manager:
     def __init__(self, client: RestClient, controllers: Sequence[Controller], *, workers: int = 2,
+                 workers_for: Mapping[str, int] | None = None,
                  backoff_base: float = 0.05, backoff_cap: float = 60.0, use_watch_list: bool = True,
                  informer_factory: Callable[[Watch], Informer] | None = None) -> None:
         self.client = client
         self.informer_factory = informer_factory or self._informer_from_client
         self.controllers = list(controllers)
         self.workers = workers
+        # Per controller, as kube-controller-manager's --concurrent-*-syncs flags; `workers` for the rest.
+        self.workers_for = dict(workers_for or {})
         self.use_watch_list = use_watch_list
         self.informers: dict[tuple[Any, ...], Informer] = {}
         self._users: dict[tuple[Any, ...], int] = {}
@@ -113,7 +116,7 @@ class Manager:
         await self._wait_synced(sync_timeout)
         for controller in self.controllers:
             ctx = self.contexts[controller.name]
-            for n in range(self.workers):
+            for n in range(max(1, self.workers_for.get(controller.name, self.workers))):
                 self._spawn(self._worker(controller, ctx.queue), f"{controller.name} worker {n}")
             background = getattr(controller, "run", None)
             if background is not None:

@@ -8,7 +8,8 @@ not being deleted, create the missing pods in slow-start batches (1, 2, 4, … a
 status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, terminatingReplicas,
 observedGeneration, the ReplicaFailure condition; not again while the informer is behind our last
 write). Events as kube-controller-manager writes them:
-SuccessfulCreate "Created pod: x", SuccessfulDelete "Deleted pod: x", FailedCreate, FailedDelete.
+SuccessfulCreate "Created pod: x", SuccessfulDelete "Deleted pod: x", FailedCreate, FailedDelete
+(creation events are sent in the background, off the slow-start path).
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ class ReplicaSetController:
         # The status we last wrote per ReplicaSet, with the revision it got: while the informer is
         # behind that write, the same status is not written again (KEP-5647's stale-cache check).
         self._written: dict[str, tuple[str, int, Obj]] = {}
+        self._recording: set[asyncio.Future[None]] = set()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -265,6 +267,13 @@ class ReplicaSetController:
         return events.record(self.client, self.component, {**rs, "kind": self.kind, "apiVersion": self.api_version},
                              kind, reason, message)
 
+    def _event_soon(self, rs: Obj, kind: str, reason: str, message: str) -> None:
+        """Record without waiting for it, as client-go's broadcaster does: the next slow-start batch
+        does not wait for the last one's events."""
+        task = asyncio.ensure_future(self._event(rs, kind, reason, message))
+        self._recording.add(task)  # held until done: the loop keeps only weak references
+        task.add_done_callback(self._recording.discard)
+
     async def _create_pods(self, key: str, rs: Obj, count: int) -> errors.APIError | None:
         self.expectations.expect_creations(key, count)
         namespace = _meta(rs)["namespace"]
@@ -277,9 +286,9 @@ class ReplicaSetController:
             for result in results:
                 if isinstance(result, BaseException):
                     self.expectations.creation_observed(key)  # it will never appear
-                    await self._event(rs, "Warning", "FailedCreate", f"Error creating: {_text(result)}")
+                    self._event_soon(rs, "Warning", "FailedCreate", f"Error creating: {_text(result)}")
                 else:
-                    await self._event(rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}")
+                    self._event_soon(rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}")
             done += size
             if failures:
                 for _ in range(count - done):

@@ -193,3 +193,51 @@ async def test_custom_resources_defined_after_start_are_collected_too(cluster: C
 
     await _gone(cluster, WIDGETS, "w")
     await _gone(cluster, CONFIGMAPS, "widget-child")
+
+
+async def test_the_dependents_of_a_deleted_owner_share_one_lookup_of_it(cluster: Cluster) -> None:
+    """Once the server said an owner is gone, its other dependents are collected without asking
+    again (upstream's absentOwnerCache): at most one lookup per worker that raced to ask first."""
+    assert cluster.manager is not None
+    collector = cluster.manager.contexts["garbage-collector"].controller
+    workers = cluster.manager.workers_for.get("garbage-collector", cluster.manager.workers)
+    dependents = 2 * workers + 10
+    owner = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "shared-owner"}}, NS)
+    names = [f"shared-dep-{i}" for i in range(dependents)]
+    for name in names:
+        await cluster.client.create(CONFIGMAPS, {"metadata": {"name": name, "ownerReferences": [
+            _owned_by(owner, block=False, controller=False)]}}, NS)
+    lookups = 0
+    real_get = collector.client.get
+
+    async def counting_get(resource: Resource, name: str, *args: Any, **kwargs: Any) -> Any:
+        nonlocal lookups
+        if resource == CONFIGMAPS and name == "shared-owner":
+            lookups += 1
+        return await real_get(resource, name, *args, **kwargs)
+
+    collector.client.get = counting_get  # type: ignore[method-assign]
+    try:
+        await cluster.client.delete(CONFIGMAPS, "shared-owner", NS)
+        await _gone(cluster, CONFIGMAPS, *names)
+    finally:
+        del collector.client.get  # the bound method again
+    assert 1 <= lookups <= workers < dependents
+
+
+async def test_a_delete_decided_on_a_stale_cache_does_not_happen(cluster: Cluster) -> None:
+    """The collector deletes with the cached uid and resourceVersion as preconditions: an object
+    that changed since (it may have gained an owner) is left for a decision on a live read."""
+    assert cluster.manager is not None
+    from controllers.garbage_collector import ObjectKey
+
+    collector = cluster.manager.contexts["garbage-collector"].controller
+    seen = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "changed-since"}, "data": {"v": "1"}}, NS)
+    await cluster.client.update(CONFIGMAPS, {**seen, "data": {"v": "2"}}, NS)
+    key = ObjectKey(CONFIGMAPS, NS, "changed-since")
+
+    assert await collector._delete_as_cached(key, seen, {"gone-owner": "dangling"}) is False
+    assert await _get(cluster, CONFIGMAPS, "changed-since") is not None
+    current = await cluster.client.get(CONFIGMAPS, "changed-since", NS)
+    assert await collector._delete_as_cached(key, current, {"gone-owner": "dangling"}) is True
+    await _gone(cluster, CONFIGMAPS, "changed-since")

@@ -102,3 +102,26 @@ async def test_a_cache_that_never_fills_does_not_keep_the_others_from_starting()
     await manager.stop()
 
     assert controller.calls == {"ns/ok": 1}
+
+
+async def test_each_controller_runs_as_many_workers_as_it_is_given() -> None:
+    fake = FakeListWatch()
+    for n in range(12):
+        fake.create({"metadata": {"name": f"cm-{n}", "namespace": "ns"}})
+    busiest: dict[str, int] = {}
+
+    class Counting(Scripted):
+        async def reconcile(self, key: Hashable) -> Result | None:
+            busiest[self.name] = max(busiest.get(self.name, 0), len(self.running) + 1)
+            return await super().reconcile(key)
+
+    one, many = Counting({}), Counting({})
+    one.name, many.name = "one", "many"
+    manager = Manager(None, [one, many], workers=1, workers_for={"many": 6},  # type: ignore[arg-type]
+                      informer_factory=lambda watch: Informer(fake))
+    await manager.start(sync_timeout=2)
+    await asyncio.sleep(0.5)
+    await manager.stop()
+
+    assert sum(one.calls.values()) == sum(many.calls.values()) == 12
+    assert busiest == {"one": 1, "many": 6}

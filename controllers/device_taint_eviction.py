@@ -23,7 +23,7 @@ from client import errors
 from client.informer import Event
 from client.resources import DEVICETAINTRULES, PODS, RESOURCECLAIMS, RESOURCESLICES
 from client.rest import RestClient
-from controllers import events, pod_claims, rule_status
+from controllers import events, pod_claims, rule_status, timestamps
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.devicetainteviction")
@@ -38,16 +38,6 @@ CONDITION = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionBy
 
 def _meta(obj: Obj | None) -> Obj:
     return (obj or {}).get("metadata") or {}
-
-
-def _seconds(timestamp: str | None) -> float | None:
-    """RFC 3339 → epoch seconds (None when missing or unreadable)."""
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _pool_of(slice_: Obj) -> list[str]:
@@ -201,7 +191,7 @@ class DeviceTaintEvictionController:
         return found
 
     def _added(self, taint: Obj, origin: Origin) -> float:
-        added = _seconds(taint.get("timeAdded"))
+        added = timestamps.parse(taint.get("timeAdded"))
         if added is not None:
             return added
         seen = (origin, taint.get("key") or "", taint.get("value") or "", taint.get("effect") or "")
@@ -377,7 +367,7 @@ class DeviceTaintEvictionController:
         existing = rule_status.current(rule)
         now = time.time()
         if existing is not None and existing.get("observedGeneration") == _meta(rule).get("generation"):
-            since = now - (_seconds(existing.get("lastTransitionTime")) or 0.0)
+            since = now - (timestamps.parse(existing.get("lastTransitionTime")) or 0.0)
             if since < self.rule_status_period:
                 return Result(requeue_after=self.rule_status_period - since)
         effect = ((rule.get("spec") or {}).get("taint") or {}).get("effect")

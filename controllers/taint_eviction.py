@@ -23,7 +23,7 @@ from client import errors
 from client.informer import Event
 from client.resources import NODES, PODS
 from client.rest import RestClient
-from controllers import events
+from controllers import events, timestamps
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.tainteviction")
@@ -36,15 +36,6 @@ CONDITION = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionBy
 
 def _meta(obj: Obj | None) -> Obj:
     return (obj or {}).get("metadata") or {}
-
-
-def _seconds(timestamp: str | None) -> float | None:
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def tolerates(toleration: Obj, taint: Obj) -> bool:
@@ -119,7 +110,7 @@ class TaintEvictionController:
     # -- the deadline ------------------------------------------------------------------------
 
     def _added(self, node_name: str, taint: Obj) -> float:
-        added = _seconds(taint.get("timeAdded"))
+        added = timestamps.parse(taint.get("timeAdded"))
         if added is not None:
             return added
         seen = (node_name, taint.get("key") or "", taint.get("value") or "", taint.get("effect") or "")

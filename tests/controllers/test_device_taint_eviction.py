@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from client.resources import DEVICETAINTRULES, EVENTS, PODS, RESOURCECLAIMS, RESOURCESLICES
-from controllers.device_taint_eviction import DeviceTaintEvictionController, _seconds
+from controllers import timestamps
+from controllers.device_taint_eviction import DeviceTaintEvictionController
 from tests.controllers.conftest import Cluster
 from tests.controllers.polling import eventually
 
@@ -122,7 +123,7 @@ async def test_toleration_seconds_put_the_eviction_that_long_after_the_taint_was
     pod = await cluster.client.get(PODS, "patient", NS)
     eviction = _controller(cluster).eviction_for(pod)
 
-    assert eviction is not None and eviction.when == _seconds("2026-01-01T00:00:01Z")  # the smaller tolerance wins
+    assert eviction is not None and eviction.when == timestamps.parse("2026-01-01T00:00:01Z")  # the smaller tolerance wins
     assert _disruption(await eventually(lambda: _evicted(cluster, "patient")))["reason"] == "DeletionByDeviceTaintManager"
 
 

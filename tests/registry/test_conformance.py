@@ -23,6 +23,8 @@ _POD_TEMPLATE = {"metadata": {"labels": {"app": "x"}},
                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
 _POD_RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
 SPECS: dict[tuple[str, str], dict[str, Any]] = {
+    ("autoscaling", "horizontalpodautoscalers"): {"spec": {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 3}},
     ("", "pods"): {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
     ("", "podtemplates"): {"template": _POD_TEMPLATE},
     ("", "replicationcontrollers"): {"spec": {"selector": {"app": "x"}, "template": _POD_TEMPLATE}},

@@ -23,7 +23,7 @@ from client import errors
 from client.informer import Event
 from client.resources import DEVICETAINTRULES, PODS, RESOURCECLAIMS, RESOURCESLICES
 from client.rest import RestClient
-from controllers import events, pod_claims, rule_status, timestamps
+from controllers import disruption_target, events, pod_claims, rule_status, timestamps
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.devicetainteviction")
@@ -334,26 +334,8 @@ class DeviceTaintEvictionController:
         if _meta(pod).get("uid") != uid or _meta(pod).get("deletionTimestamp"):
             return False  # replaced by another pod of that name, or already going
         await events.record(self.client, COMPONENT, pod, "Normal", "DeviceTaintManagerEviction", "Marking for deletion")
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        current = next((c for c in conditions if c.get("type") == CONDITION["type"]), None)
-        if current is None or any(current.get(k) != v for k, v in CONDITION.items()):
-            now = datetime.fromtimestamp(time.time(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-            condition = {**CONDITION, "lastTransitionTime": now}
-            if current is not None and current.get("status") == CONDITION["status"]:
-                condition["lastTransitionTime"] = current.get("lastTransitionTime") or now
-            patch = {"metadata": {"uid": uid}, "status": {"conditions": [condition]}}
-            try:
-                await self.client.patch(PODS, name, patch, namespace, patch_type="strategic", subresource="status")
-            except errors.APIError as exc:
-                if errors.is_not_found(exc):
-                    return False
-                raise
-        try:
-            await self.client.delete(PODS, name, namespace, uid=uid)
-        except errors.APIError as exc:
-            if errors.is_not_found(exc):
-                return False
-            raise
+        if not await disruption_target.evict(self.client, pod, CONDITION):
+            return False
         log.info("evicted pod %s/%s: a device it uses has a NoExecute taint it does not tolerate", namespace, name)
         return True
 

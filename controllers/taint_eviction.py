@@ -16,14 +16,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Hashable
-from datetime import datetime, timezone
 from typing import Any
 
 from client import errors
 from client.informer import Event
 from client.resources import NODES, PODS
 from client.rest import RestClient
-from controllers import events, timestamps
+from controllers import disruption_target, events, timestamps
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.tainteviction")
@@ -176,22 +175,7 @@ class TaintEvictionController:
             return False
         await events.record(self.client, COMPONENT, pod, "Normal", "TaintManagerEviction",
                             f"Marking for deletion Pod {namespace}/{name}")
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        current = next((c for c in conditions if c.get("type") == CONDITION["type"]), None)
-        if current is None or any(current.get(k) != v for k, v in CONDITION.items()):
-            now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-            patch = {"metadata": {"uid": uid}, "status": {"conditions": [{**CONDITION, "lastTransitionTime": now}]}}
-            try:
-                await self.client.patch(PODS, name, patch, namespace, patch_type="strategic", subresource="status")
-            except errors.APIError as exc:
-                if errors.is_not_found(exc):
-                    return False
-                raise
-        try:
-            await self.client.delete(PODS, name, namespace, uid=uid)
-        except errors.APIError as exc:
-            if errors.is_not_found(exc):
-                return False
-            raise
+        if not await disruption_target.evict(self.client, pod, CONDITION):
+            return False
         log.info("evicted pod %s/%s: its node has a NoExecute taint it does not tolerate", namespace, name)
         return True

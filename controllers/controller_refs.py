@@ -5,8 +5,9 @@ ownerReference with `controller: true`). `claim(owner, candidates, selector)` so
 into what the owner keeps, what it should adopt (orphans its selector matches, while neither is
 being deleted) and what it should release (its own, no longer matched). The patches are
 strategic-merge patches keyed on the owner's uid and guarded by the object's uid, so they never
-touch a different object of the same name. Used by `replica_set.py` (pods) and `deployment.py`
-(ReplicaSets).
+touch a different object of the same name. `owner_keys` maps an event on a dependent to the
+owners to reconcile. Used by `replica_set.py` (pods), `deployment.py` (ReplicaSets),
+`stateful_set.py` and `daemon_set.py`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from collections.abc import Hashable
+
+from client import cache
 from controllers import label_selectors
 
 Obj = dict[str, Any]
@@ -28,6 +32,24 @@ def controller_of(obj: Obj) -> Obj | None:
         if ref.get("controller"):
             return ref  # type: ignore[no-any-return]
     return None
+
+
+def owner_keys(obj: Obj, old: Obj | None, deleted: bool, kind: str, owners: cache.Store | None,
+               namespace_index: str) -> list[Hashable]:
+    """The `kind` owner that controls the object (or did, before this change), or else the owners in
+    its namespace whose selector matches it and so may adopt it (not for a deletion)."""
+    namespace = _meta(obj).get("namespace") or ""
+    keys: list[Hashable] = []
+    for state in (obj, old):
+        ref = controller_of(state) if state is not None else None
+        if ref is not None and ref.get("kind") == kind:
+            keys.append(f"{namespace}/{ref.get('name')}")
+    if not keys and not deleted and owners is not None:
+        labels = _meta(obj).get("labels")
+        for owner in owners.by_index(namespace_index, namespace):
+            if label_selectors.matches((owner.get("spec") or {}).get("selector"), labels):
+                keys.append(cache.key_of(owner))
+    return list(dict.fromkeys(keys))
 
 
 def controller_uid(obj: Obj) -> list[str]:

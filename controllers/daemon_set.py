@@ -22,7 +22,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 from client.rest import RestClient
-from controllers import controller_history, controller_refs, events, label_selectors, pod_states, rollout_math
+from controllers import controller_history, controller_refs, events, pod_states, rollout_math
 from controllers import daemon_placement as placement
 from controllers.expectations import Expectations
 from controllers.reconciling import Result, Watch
@@ -226,19 +226,9 @@ class DaemonSetController:
         return [cache.key_of(ds) for ds in (store.list() if store is not None else [])]
 
     def _owner_keys(self, event: Event) -> list[Hashable]:
-        namespace = _meta(event.obj).get("namespace") or ""
-        keys: list[Hashable] = []
-        for obj in (event.obj, event.old):
-            ref = controller_refs.controller_of(obj) if obj is not None else None
-            if ref is not None and ref.get("kind") == "DaemonSet":
-                keys.append(f"{namespace}/{ref.get('name')}")
-        if not keys and event.type != "DELETED":
-            store = self._store(self.sets)
-            labels = _meta(event.obj).get("labels")
-            for ds in store.by_index(NAMESPACE_INDEX, namespace) if store is not None else []:
-                if label_selectors.matches((ds.get("spec") or {}).get("selector"), labels):
-                    keys.append(cache.key_of(ds))
-        return list(dict.fromkeys(keys))
+        """The set that controls the object (or did, before this change), or the sets that may adopt it."""
+        return controller_refs.owner_keys(event.obj, event.old, event.type == "DELETED", "DaemonSet",
+                                          self._store(self.sets), NAMESPACE_INDEX)
 
     def _pod_keys(self, event: Event) -> list[Hashable]:
         keys = self._owner_keys(event)

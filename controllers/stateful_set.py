@@ -19,7 +19,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS
 from client.rest import RestClient
-from controllers import controller_history, controller_refs, events, label_selectors, pod_states
+from controllers import controller_history, controller_refs, events, pod_states
 from controllers import stateful_identity as ident
 from controllers.reconciling import Result, Watch
 
@@ -89,19 +89,8 @@ class StatefulSetController:
 
     def _owner_keys(self, event: Event) -> list[Hashable]:
         """The set that controls the object (or did, before this change), or the sets that may adopt it."""
-        namespace = _meta(event.obj).get("namespace") or ""
-        keys: list[Hashable] = []
-        for obj in (event.obj, event.old):
-            ref = controller_refs.controller_of(obj) if obj is not None else None
-            if ref is not None and ref.get("kind") == "StatefulSet":
-                keys.append(f"{namespace}/{ref.get('name')}")
-        if not keys and event.type != "DELETED":
-            store = self._store(self.sets)
-            labels = _meta(event.obj).get("labels")
-            for sts in store.by_index(NAMESPACE_INDEX, namespace) if store is not None else []:
-                if label_selectors.matches((sts.get("spec") or {}).get("selector"), labels):
-                    keys.append(cache.key_of(sts))
-        return list(dict.fromkeys(keys))
+        return controller_refs.owner_keys(event.obj, event.old, event.type == "DELETED", "StatefulSet",
+                                          self._store(self.sets), NAMESPACE_INDEX)
 
     def _event(self, sts: Obj, kind: str, reason: str, message: str) -> Any:
         return events.record(self.client, COMPONENT, {**sts, "kind": "StatefulSet", "apiVersion": "apps/v1"},

@@ -22,7 +22,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 from client.rest import RestClient
-from controllers import controller_history, controller_refs, events, pod_states, rollout_math
+from controllers import controller_history, controller_refs, events, pod_deletions, pod_states, rollout_math
 from controllers import daemon_placement as placement
 from controllers.expectations import Expectations
 from controllers.reconciling import Result, Watch
@@ -320,7 +320,7 @@ class DaemonSetController:
             for result in results:
                 if isinstance(result, BaseException):
                     self.expectations.creation_observed(key)
-                    await self._event(ds, "Warning", "FailedCreate", f"Error creating: {_text(result)}")
+                    await self._event(ds, "Warning", "FailedCreate", f"Error creating: {pod_deletions.error_text(result)}")
                 else:
                     await self._event(ds, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}")
             if failures:
@@ -332,25 +332,8 @@ class DaemonSetController:
         return None
 
     async def _delete_pods(self, key: str, ds: Obj, pods: list[Obj]) -> errors.APIError | None:
-        if not pods:
-            return None
-        self.expectations.expect_deletions(key, [cache.key_of(p) for p in pods])
-
-        async def one(pod: Obj) -> errors.APIError | None:
-            meta = _meta(pod)
-            try:
-                await self.client.delete(PODS, meta["name"], meta["namespace"])
-            except errors.APIError as exc:
-                self.expectations.deletion_observed(key, cache.key_of(pod))
-                if errors.is_not_found(exc):
-                    return None
-                await self._event(ds, "Warning", "FailedDelete", f"Error deleting: {_text(exc)}")
-                return exc
-            await self._event(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {meta['name']}")
-            return None
-
-        failures = [f for f in await asyncio.gather(*(one(p) for p in pods)) if f is not None]
-        return failures[0] if failures else None
+        return await pod_deletions.delete_all(self.client, self.expectations, key, pods,
+                                              lambda *event: self._event(ds, *event))
 
     async def _write_status(self, ds: Obj, status: Obj) -> None:
         meta = _meta(ds)
@@ -381,6 +364,3 @@ def _placement_view(node: Obj) -> tuple[Any, ...]:
     spec = node.get("spec") or {}
     return (_meta(node).get("labels"), spec.get("taints"), spec.get("unschedulable"))
 
-
-def _text(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, errors.APIError) and exc.message else str(exc)

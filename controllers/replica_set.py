@@ -25,7 +25,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import PODS, REPLICASETS
 from client.rest import RestClient
-from controllers import controller_refs, events, label_selectors, pod_states
+from controllers import controller_refs, events, pod_deletions, label_selectors, pod_states
 from controllers.expectations import Expectations
 from controllers.reconciling import Result, Watch
 
@@ -202,7 +202,7 @@ class ReplicaSetController:
         failure: errors.APIError | None = None
         if self.expectations.satisfied(key) and not _meta(rs).get("deletionTimestamp"):
             failure = await self._manage_replicas(str(key), rs, active)
-        error = _text(failure) if failure is not None else None
+        error = pod_deletions.error_text(failure) if failure is not None else None
         pod_store = self._store(self.pods)
         owned_all = pod_store.by_index(CONTROLLER_INDEX, _meta(rs).get("uid") or "") if pod_store is not None else []
         terminating = sum(1 for p in owned_all if pod_states.is_terminating(p))
@@ -286,7 +286,7 @@ class ReplicaSetController:
             for result in results:
                 if isinstance(result, BaseException):
                     self.expectations.creation_observed(key)  # it will never appear
-                    self._event_soon(rs, "Warning", "FailedCreate", f"Error creating: {_text(result)}")
+                    self._event_soon(rs, "Warning", "FailedCreate", f"Error creating: {pod_deletions.error_text(result)}")
                 else:
                     self._event_soon(rs, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}")
             done += size
@@ -314,23 +314,8 @@ class ReplicaSetController:
 
     async def _delete_pods(self, key: str, rs: Obj, pods: list[Obj], count: int) -> errors.APIError | None:
         victims = pod_states.deletion_order(pods, self._related_pods(rs), time.time())[:count]
-        self.expectations.expect_deletions(key, [cache.key_of(p) for p in victims])
-
-        async def one(pod: Obj) -> errors.APIError | None:
-            meta = _meta(pod)
-            try:
-                await self.client.delete(PODS, meta["name"], meta["namespace"])
-            except errors.APIError as exc:
-                self.expectations.deletion_observed(key, cache.key_of(pod))
-                if errors.is_not_found(exc):
-                    return None
-                await self._event(rs, "Warning", "FailedDelete", f"Error deleting: {_text(exc)}")
-                return exc
-            await self._event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {meta['name']}")
-            return None
-
-        failures = [f for f in await asyncio.gather(*(one(p) for p in victims)) if f is not None]
-        return failures[0] if failures else None
+        return await pod_deletions.delete_all(self.client, self.expectations, key, victims,
+                                              lambda *event: self._event(rs, *event))
 
     async def _write_status(self, rs: Obj, status: Obj) -> Obj:
         """PUT status; on a conflict (our cache was behind) read the ReplicaSet once and try again,
@@ -367,7 +352,4 @@ def _revision(obj: Obj) -> int:
     except ValueError:
         return 0
 
-
-def _text(exc: BaseException) -> str:
-    return exc.message if isinstance(exc, errors.APIError) and exc.message else str(exc)
 

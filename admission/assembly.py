@@ -34,9 +34,11 @@ class Assembly:
 
 
 def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutating_policies: bool = True,
-             enable: frozenset[str] = frozenset()) -> Assembly:
+             enable: frozenset[str] = frozenset(), pod_group_priority: bool = False) -> Assembly:
+    """`pod_group_priority`: the WorkloadAwarePreemption gate, under which Priority also resolves PodGroups'."""
     policies = PolicySource(view, static)
-    limits, priority, quota = LimitRangerPlugin(view), PriorityPlugin(view), ResourceQuotaPlugin(view)
+    priority = PriorityPlugin(view, pod_groups=pod_group_priority)
+    limits, quota = LimitRangerPlugin(view), ResourceQuotaPlugin(view)
     accounts = [ServiceAccountPlugin(view)] if "ServiceAccount" in enable else []
     mutating: list[MutatingPlugin] = [limits, *accounts, priority]
     if mutating_policies:

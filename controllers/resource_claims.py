@@ -22,7 +22,7 @@ from client import errors
 from client.informer import Event
 from client.resources import PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from client.rest import RestClient
-from controllers import events, pod_claims
+from controllers import events, features as feature_gates, pod_claims
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.resourceclaim")
@@ -55,8 +55,9 @@ def _owner_uids(claim: Obj) -> list[str]:
 class ResourceClaimController:
     name = "resource-claim"
 
-    def __init__(self, client: RestClient) -> None:
+    def __init__(self, client: RestClient, features: feature_gates.Features | None = None) -> None:
         self.client = client
+        self.features = feature_gates.defaults() if features is None else features
         self.pods = Watch(PODS, self._pod_keys, indexers={POD_INDEX: pod_claims.claim_index})
         self.claims = Watch(RESOURCECLAIMS, self._claim_keys, indexers={OWNER_INDEX: _owner_uids})
         self.templates = Watch(RESOURCECLAIMTEMPLATES, lambda event: [])

@@ -151,7 +151,9 @@ def install(server: "Server", manifests_dir: str | None = None, *,
     built = assembly.assemble(StoreView(server), static,
                               mutating_policies=server.gates.enabled("MutatingAdmissionPolicy"),
                               enable=enable_plugins,
-                              pod_group_priority=server.gates.enabled("WorkloadAwarePreemption"))
+                              pod_group_priority=server.gates.enabled("WorkloadAwarePreemption"),
+                              job_validation=server.gates.enabled("GenericWorkload")
+                              or server.gates.enabled("WorkloadWithJob"))
     server.admission = built
     return built
 

@@ -179,3 +179,31 @@ def test_priority_sort_reads_the_groups_priority_only_with_the_gate() -> None:
     assert aware.less(queued(high_group, 2.0), queued(plain, 1.0))
     unaware = PrioritySort(pod_priority.for_plugin(handle, NO_WAP))
     assert unaware.less(queued(plain, 1.0), queued(high_group, 2.0))
+
+
+def test_nominated_pods_count_by_their_groups_priority_when_filtering() -> None:
+    from client import cache
+    from scheduler.config.types import POINTS, PluginRef, Profile
+    from scheduler.queue import Nominator
+    from scheduler.runtime import Framework
+    from tests.scheduler.fakes import node_infos
+
+    class Full:
+        name = "Full"
+
+        def filter(self, state: CycleState, p: Obj, n: Any) -> Status | None:
+            return Status.unschedulable("taken") if n.pods else None
+
+    plugin_ = Full()
+    profile = Profile("test-scheduler", points={point: [PluginRef("Full", 0)] for point in POINTS})
+    groups = cache.Store()
+    groups.replace([group("vip", 100)])
+    nominator = Nominator()
+    # Its own priority is 0; its group's 100 outranks the pod being filtered (own priority 10).
+    nominator.add(PodInfo.of(pod("vip-0", priority=0, spec={"schedulingGroup": {"podGroupName": "vip"}})), "a")
+    target = node_infos([node("a")])[0]
+    for gates, want in ((GATES, ["taken"]), (NO_WAP, None)):
+        fw = Framework(profile, registry={"Full": lambda a, h, f: plugin_}, features=gates, nominator=nominator,
+                       stores=lambda resource: groups)
+        status = fw.run_filter_plugins_with_nominated_pods(CycleState(), pod("p", priority=10), target)
+        assert (status.reasons if status is not None else None) == want, gates

@@ -87,6 +87,10 @@ class Watch:
         for line in self.process.stdout:
             self.chunks.append(line)
 
+    def seen(self) -> int:
+        """How many events have arrived so far."""
+        return len(_decode("".join(self.chunks)))
+
     def stop(self) -> str:
         self.process.terminate()
         self.process.wait(timeout=15)
@@ -98,16 +102,23 @@ def watch(cluster: Cluster, *what: str) -> Watch:
     return Watch(cluster, *what)
 
 
-def events_of(stream: Watch) -> list[Obj]:
-    out = stream.stop()
+def _decode(out: str) -> list[Obj]:
+    """The complete JSON documents in `out` (a partial last one is left for later)."""
     decoder, found, at = json.JSONDecoder(), [], 0
     while True:
         while at < len(out) and out[at].isspace():
             at += 1
         if at >= len(out):
             return found
-        event, at = decoder.raw_decode(out, at)
+        try:
+            event, at = decoder.raw_decode(out, at)
+        except json.JSONDecodeError:
+            return found
         found.append(event)
+
+
+def events_of(stream: Watch) -> list[Obj]:
+    return _decode(stream.stop())
 
 
 def is_disrupted(pod: Obj) -> bool:
@@ -148,7 +159,8 @@ def test_a_high_priority_gang_preempts_the_whole_low_gang_never_part_of_it(clust
     pod_watch = watch(cluster, "pods", "-l", "gang=low")
     group_watch = watch(cluster, "podgroups", "low")
     try:
-        time.sleep(1.0)  # both watches have listed before the high gang exists
+        # Both watches have listed (their initial ADDED events are in) before the high gang exists.
+        assert wait_for(lambda: pod_watch.seen() >= len(low) and group_watch.seen() >= 1)
         # The state the replay starts from, and the revision after which the watches' events count.
         listed = json.loads(cluster.kubectl("get", "pods", "-l", "gang=low", "-o", "json").stdout)
         the_group: Obj | None = json.loads(cluster.kubectl("get", "podgroup", "low", "-o", "json").stdout)

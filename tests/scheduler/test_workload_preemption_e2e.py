@@ -176,7 +176,8 @@ def test_a_high_priority_gang_preempts_the_whole_low_gang_never_part_of_it(clust
         assert gone, [(p["metadata"]["name"], p["status"].get("phase")) for p in pods(cluster, "low")]
         bound = wait_for(lambda: all(p["status"].get("phase") == "Running" for p in pods(cluster, "high")), timeout=90)
         assert bound, [(p["metadata"]["name"], p["spec"].get("nodeName")) for p in pods(cluster, "high")]
-        time.sleep(0.5)
+        # The watch has caught up with what the GETs saw: every low pod's deletion is in it.
+        wait_for(lambda: sum(e["type"] == "DELETED" for e in _decode("".join(pod_watch.chunks))) >= len(low))
     finally:
         pod_events, group_events = events_of(pod_watch), events_of(group_watch)
 

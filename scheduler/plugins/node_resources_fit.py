@@ -144,6 +144,26 @@ class NodeResourcesFit:
             status = Status.unresolvable(*status.reasons)
         return status
 
+    def filter_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[int, Status]:
+        s: PreFilterState = state.read(PRE_FILTER_KEY)  # raises without PreFilter: asked node by node
+        r = s.requests
+        if r.scalar:
+            suspects = range(len(nodes))  # extended resources: the full check on every node
+        else:
+            cpu, memory, storage = r.milli_cpu, r.memory, r.ephemeral_storage
+            # `filter`'s fast path, inlined: only a node that might be short gets the full check.
+            suspects = [i for i, node in enumerate(nodes)
+                        if not (len(node.pods) < node.allocatable.allowed_pod_number
+                                and cpu <= node.allocatable.milli_cpu - node.requested.milli_cpu
+                                and memory <= node.allocatable.memory - node.requested.memory
+                                and storage <= node.allocatable.ephemeral_storage - node.requested.ephemeral_storage)]
+        found = {}
+        for i in suspects:
+            status = self.filter(state, pod, nodes[i])
+            if status is not None:
+                found[i] = status
+        return found
+
     def pre_score(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_KEY, self._score_inputs(pod))
         return None
@@ -237,7 +257,8 @@ def _scorer(strategy: Obj) -> resource_allocation.ResourceScorer:
     kind = strategy.get("type") or LEAST_ALLOCATED
     specs = resource_allocation.resource_specs(strategy.get("resources"), "scoringStrategy.resources")
     if kind == LEAST_ALLOCATED:
-        return resource_allocation.ResourceScorer(specs, resource_allocation.least_allocated(specs), use_requested=False)
+        return resource_allocation.ResourceScorer(specs, resource_allocation.least_allocated(specs), use_requested=False,
+                                                  cpu_memory=resource_allocation.least_allocated_cpu_memory(specs))
     if kind == MOST_ALLOCATED:
         return resource_allocation.ResourceScorer(specs, resource_allocation.most_allocated(specs), use_requested=False)
     if kind == REQUESTED_TO_CAPACITY_RATIO:

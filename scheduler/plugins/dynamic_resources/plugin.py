@@ -430,6 +430,11 @@ class DynamicResources:
                 n.score = MAX_NODE_SCORE * n.score // best
         return None
 
+    def normalize_values(self, state: CycleState, pod: Obj, values: list[int]) -> list[int]:
+        """`normalize_score` over plain ints by position (the framework's batch path)."""
+        best = max(values, default=0)
+        return [MAX_NODE_SCORE * v // best for v in values] if best > 0 else values
+
     # --- Reserve, Unreserve -----------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Obj, node_name: str) -> Status | None:

@@ -1,13 +1,11 @@
 """A gang-shaped Job's Workload and PodGroup (KEP-5547, gates GenericWorkload + WorkloadWithJob).
 
-An Indexed Job with `completions == parallelism > 1` whose pod template names no scheduling group
-gets, before its first pod, a Workload (ownerReference and `spec.controllerRef` to the Job, one
-podGroupTemplate `<job>-pgt-0` with a gang of minCount = parallelism) and then a PodGroup made from
-that template (`podGroupTemplateRef`, the policy copied; owned by the Job, and by the Workload
-without blocking its deletion). Names are upstream's: `<job>-<hash of the uid>` and
-`<workload>-<template>-<hash of both>`. A Job that already started is never given them late;
-found objects count only when the Job controls them. `Groups.ensure` answers the PodGroup name the
-pods carry in `spec.schedulingGroup`; called by `job.py` before it creates pods.
+An Indexed Job with `completions == parallelism > 1` and no `schedulingGroup` in its template gets,
+before its first pod, a Workload (owned by the Job, `controllerRef` to it, one template
+`<job>-pgt-0`: a gang of minCount = parallelism) and a PodGroup from that template (owned by the
+Job, and by the Workload without blocking its deletion), named as upstream names them. A Job that
+already started never gets them late. `Groups.ensure` answers the PodGroup name its new pods
+carry in `spec.schedulingGroup`; `job.py` calls it before creating pods.
 """
 
 from __future__ import annotations

@@ -89,6 +89,12 @@ class NodeInfo:
     name: str = field(default="", init=False, repr=False, compare=False)
     taints: list[Obj] = field(default_factory=list, init=False, repr=False, compare=False)
     unschedulable: bool = field(default=False, init=False, repr=False, compare=False)
+    # What the plugins' batch paths (`filter_nodes`, `score_nodes`) worked out for this NodeInfo,
+    # by a key naming the plugin and the pod's inputs (an interned str: its hash is kept). The
+    # snapshot's copies never change, and pods of one workload ask the same, so the next pod
+    # reads the answer instead of working it out again. add_pod, remove_pod and set_node clear
+    # it; clone starts empty.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.node is not None:
@@ -105,11 +111,13 @@ class NodeInfo:
         return ((self.node or {}).get("metadata") or {}).get("labels") or {}
 
     def set_node(self, node: Obj) -> None:
+        self.memo.clear()
         self.node = node
         self._derive(node)
         self.allocatable = Resource.from_list((node.get("status") or {}).get("allocatable"))
 
     def add_pod(self, info: PodInfo) -> None:
+        self.memo.clear()
         self.pods.append(info)
         if info.has_affinity:
             self.pods_with_affinity.append(info)
@@ -130,6 +138,7 @@ class NodeInfo:
                 break
         else:
             return False
+        self.memo.clear()
         for group in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if info in group:
                 group.remove(info)

@@ -42,6 +42,11 @@ class PodInfo:
     host_ports: list[tuple[str, str, int]]
     has_affinity: bool
     has_required_anti_affinity: bool
+    # Read by the queue's sort on every heap move: derived once (a pod's priority never changes).
+    priority: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.priority = int((self.pod.get("spec") or {}).get("priority") or 0)
 
     @classmethod
     def of(cls, pod: Obj) -> "PodInfo":
@@ -60,10 +65,6 @@ class PodInfo:
     def uid(self) -> str:
         return (self.pod.get("metadata") or {}).get("uid", "")
 
-    @property
-    def priority(self) -> int:
-        return int((self.pod.get("spec") or {}).get("priority") or 0)
-
 
 @dataclass
 class ImageState:
@@ -71,7 +72,7 @@ class ImageState:
     num_nodes: int  # how many nodes have it, for ImageLocality's spread factor
 
 
-@dataclass
+@dataclass(slots=True)  # slots: hundreds of NodeInfos are read per cycle, attributes inline are fewer cache misses
 class NodeInfo:
     node: Obj | None = None
     pods: list[PodInfo] = field(default_factory=list)

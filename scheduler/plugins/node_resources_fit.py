@@ -7,6 +7,7 @@ unresolvable when the request exceeds the node's whole allocatable, since preemp
 An extended resource a DeviceClass maps and the node does not advertise in allocatable is left to
 DynamicResources (`served_by_dra`). Score uses the configured strategy (LeastAllocated,
 MostAllocated, RequestedToCapacityRatio) from `resource_allocation.py`, with non-zero requests.
+ScorePlacement (PodGroup cycle, KEP-5732) always packs: `node_resources_fit_placement.py`.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, PreFilterResult
 from scheduler.framework.node_info import NodeInfo
+from scheduler.framework.pod_group import Placement, PodGroupAssignment, PodGroupInfo
 from scheduler.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.resources import Resource as Requests
 from scheduler.framework.resources import pod_requests
 from scheduler.framework.status import Status
 from scheduler.plugins import names, resource_allocation
-from scheduler.plugins import extended_resource_devices
+from scheduler.plugins import extended_resource_devices, node_resources_fit_placement
 from scheduler.plugins.extended_resource_devices import (IMPLICIT_CLASS_PREFIX, ExtendedResourceDevices,
                                                         device_class_mapping)
 
@@ -112,6 +114,7 @@ class NodeResourcesFit:
         self.ignored_groups = ignored_groups
         self.dra_extended = dra_extended
         self.queue_hints = queue_hints
+        self.placement_scorer = node_resources_fit_placement.most_allocated_scorer(scorer.specs)
 
     def _device_classes(self, requests: Requests) -> dict[str, str] | None:
         if not self.dra_extended or not any(requests.scalar.values()):
@@ -191,6 +194,11 @@ class NodeResourcesFit:
         if inputs is None:
             inputs = self._score_inputs(pod)
         return self.scorer.score_nodes(nodes, *inputs)
+
+    def score_placement(self, state: CycleState, group: PodGroupInfo, placement: Placement,
+                        assignment: PodGroupAssignment) -> tuple[int, Status | None]:
+        """The placementScore point: MostAllocated over the whole placement (`node_resources_fit_placement`)."""
+        return node_resources_fit_placement.score(self.placement_scorer, group.pods, placement, assignment), None
 
     # Queueing hints.
 

@@ -26,7 +26,7 @@ from scheduler.framework.interfaces import QueuedPodInfo
 from scheduler.framework.pod_group import GANG, Placement, PodGroupInfo
 from scheduler.framework.status import Code, Status
 from scheduler.plugins import names
-from scheduler.plugins.gang_scheduling import MISSING_GROUP, group_key
+from scheduler.plugins.gang_scheduling import MISSING_GROUP, WAITING_FOR_MIN_COUNT, group_key
 from scheduler.podgroup import ordering
 from scheduler.podgroup import placement as placements
 from scheduler.podgroup import simulation
@@ -94,6 +94,13 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
         return
     by_uid = {_uid(q.pod): q for q in qpis}
     group = PodGroupInfo(pod_group, ordering.order([q.pod for q in qpis]))
+    if group.policy == GANG and len(qpis) + gang.ready_count(key) < group.min_count:
+        # The rest of the gang is not in the queue yet (still arriving, or in flight): wait for it
+        # as PreEnqueue does; the arrival of a member brings the group back.
+        status = Status.unresolvable(WAITING_FOR_MIN_COUNT).with_plugin(gang.name)
+        for qpi in qpis:
+            host.handle_failure(fw, qpi, Outcome(status, nominated_node=None, unschedulable_plugins={gang.name}))
+        return
     host.cache.update_snapshot(host.snapshot)
     if len(host.snapshot) == 0:
         _reject(host, fw, qpis, pod_group, Status.unresolvable(NO_NODES_AVAILABLE), set())
@@ -212,8 +219,13 @@ def _reject(host: GroupHost, fw: Framework, qpis: list[QueuedPodInfo], pod_group
         host.handle_failure(fw, qpi, Outcome(status, nominated_node="", unschedulable_plugins=set(plugins)))
     if pod_group is None:
         return
-    reason = group_status.UNSCHEDULABLE if status.rejected else group_status.SCHEDULER_ERROR
-    _write_status(host, fw, pod_group, False, reason, status.message)
+    gang = fw.plugins[names.GANG_SCHEDULING]
+    meta = pod_group.get("metadata") or {}
+    placed = gang.ready_count(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+    if placed < max(PodGroupInfo(pod_group).min_count, 1):
+        # A group that already passed Permit stays scheduled while stragglers wait.
+        reason = group_status.UNSCHEDULABLE if status.rejected else group_status.SCHEDULER_ERROR
+        _write_status(host, fw, pod_group, False, reason, status.message)
     fw.events.event(group_status.regarding(pod_group), "Warning", "FailedScheduling", status.message, "Scheduling")
 
 

@@ -111,7 +111,7 @@ async def authorize(request: web.Request, handler: Handler) -> web.StreamRespons
     info = requestinfo.parse(request.method, request.path, dict(request.query))
     request[REQUEST_INFO_KEY] = info
     authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
-    attrs = authz_attributes.from_request(request[USER_KEY], info)
+    attrs = authz_attributes.from_request(request[USER_KEY], info, request.query.get("fieldSelector", ""))
     decision = authorizer.authorize(attrs)
     if not decision.allowed:
         raise authz_attributes.forbidden(attrs, decision.reason)

@@ -28,11 +28,26 @@ class Attributes:
     path: str = ""
 
 
-def from_request(user: Any, info: Any) -> Attributes:
-    """The attributes of a request, as kube's WithRequestInfo + GetAuthorizerAttributes build them."""
+def _exact_name(field_selector: str) -> str:
+    """The name a `metadata.name=x` (or `==`) term pins a LIST or WATCH to; "" if none."""
+    for term in field_selector.split(","):
+        field, sep, value = term.partition("==") if "==" in term else term.partition("=")
+        if sep and field.strip() == "metadata.name" and not field.endswith("!") and value and "/" not in value \
+                and value not in (".", ".."):
+            return value.strip()
+    return ""
+
+
+def from_request(user: Any, info: Any, field_selector: str = "") -> Attributes:
+    """The attributes of a request, as kube's WithRequestInfo + GetAuthorizerAttributes build them.
+
+    A LIST or WATCH whose field selector pins metadata.name is about that name, so a rule with
+    resourceNames can allow `kubectl get cm x -w` (upstream's RequestInfoFactory does the same)."""
     if not info.is_resource:
         return Attributes(user, info.verb, False, path=info.path)
     name = info.name
+    if not name and info.verb in ("list", "watch") and field_selector:
+        name = _exact_name(field_selector)
     namespace = info.namespace
     resource = info.resource
     # /api/v1/namespaces/{name}: the namespace object itself is the name, not the namespace scope.

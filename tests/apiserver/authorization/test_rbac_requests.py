@@ -223,3 +223,21 @@ def test_bad_modes_are_refused_as_kube_apiserver_does() -> None:
         chain.parse_modes("RBAC,Webhookz")
     with pytest.raises(ValueError, match="has mode specified more than once"):
         chain.parse_modes("RBAC,RBAC")
+
+
+async def test_a_resource_names_rule_allows_a_list_pinned_to_that_name(server: Server) -> None:
+    await _setup(server)
+    role = {"metadata": {"name": "one"}, "rules": [{"verbs": ["list", "watch"], "apiGroups": [""],
+                                                    "resources": ["secrets"], "resourceNames": ["s1"]}]}
+    assert (await server.request("POST", f"{RBAC}/namespaces/a/roles", json=role))[0] == 201
+    binding = {"metadata": {"name": "one"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                       "name": "one"},
+               "subjects": [{"kind": "ServiceAccount", "name": "b", "namespace": "a"}]}
+    assert (await server.request("POST", f"{RBAC}/namespaces/a/rolebindings", json=binding))[0] == 201
+    token = server.token("a", "b")
+    pinned = "/api/v1/namespaces/a/secrets?fieldSelector=metadata.name%3Ds1"
+    assert (await server.request("GET", pinned, token=token))[0] == 200
+    code, body = await server.request("GET", "/api/v1/namespaces/a/secrets?fieldSelector=metadata.name%3Ds2",
+                                      token=token)
+    assert code == 403 and body["message"].startswith('secrets "s2" is forbidden')
+    assert (await server.request("GET", "/api/v1/namespaces/a/secrets", token=token))[0] == 403

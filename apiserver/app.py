@@ -94,22 +94,26 @@ def _metric_verb(method: str, info: requestinfo.RequestInfo) -> str:
 async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
     authenticator: auth.Authenticator = server_of(request).extra["authenticator"]
     user = authenticator.authenticate(request.headers.get("Authorization"))
+    info = requestinfo.parse(request.method, request.path, dict(request.query))
+    request[REQUEST_INFO_KEY] = info
     if user is None:
         if request.path.rstrip("/") in _PUBLIC or request.path.startswith(_PUBLIC):
             request[USER_KEY] = auth.User("system:anonymous", ("system:unauthenticated",))
             return await handler(request)
         raise errors.APIError(401, "Unauthorized", "Unauthorized")
     if impersonation.requested(request.headers):
-        authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
-        user = impersonation.impersonate(user, request.headers, authorizer.authorize)
+        server = server_of(request)
+        authorizer: authz_chain.Authorizer = server.extra[authz_chain.AUTHORIZER]
+        own = authz_attributes.from_request(user, info, request.query.get("fieldSelector", ""))
+        user = impersonation.impersonate(user, request.headers, authorizer.authorize, own,
+                                         constrained=server.gates.enabled("ConstrainedImpersonation"))
     request[USER_KEY] = user
     return await handler(request)
 
 
 @web.middleware
 async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
-    info = requestinfo.parse(request.method, request.path, dict(request.query))
-    request[REQUEST_INFO_KEY] = info
+    info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
     authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
     attrs = authz_attributes.from_request(request[USER_KEY], info, request.query.get("fieldSelector", ""))
     decision = authorizer.authorize(attrs)
@@ -120,7 +124,7 @@ async def authorize(request: web.Request, handler: Handler) -> web.StreamRespons
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
     path = request.path
-    info = request[REQUEST_INFO_KEY]  # parsed by `authorize`
+    info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
     if info.is_resource:
         return await _resource(request, info)
     return await _non_resource(request, path.rstrip("/") or "/")

@@ -37,6 +37,7 @@ ADMIN = "bench-admin"
 NAMESPACE = "bench"
 ACCOUNT = "robot"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
+_NAMES = itertools.count()  # one sequence for every round, so no create collides with an earlier one
 
 
 def _token() -> str:
@@ -78,7 +79,6 @@ async def prepare(server: ServerProcess, namespaces: int) -> None:
 
 async def _load(method: str, url: str, token: str, connections: int, seconds: float) -> tuple[int, int]:
     """(successful requests, failures) from `connections` closed-loop clients over `seconds`."""
-    counter = itertools.count()
     ok = failed = 0
     last_failure = ""
     deadline = time.perf_counter() + seconds
@@ -90,7 +90,7 @@ async def _load(method: str, url: str, token: str, connections: int, seconds: fl
             body = None
             if method == "POST":
                 body = (b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%d"},"data":{"k":"v"}}'
-                        % next(counter))
+                        % next(_NAMES))
             async with session.request(method, url, data=body, headers=headers) as resp:
                 await resp.read()
                 if resp.status in (200, 201):

@@ -113,11 +113,27 @@ async def test_impersonation_needs_the_impersonate_verb(server: Server) -> None:
     assert code == 403 and 'User "system:serviceaccount:a:b" cannot list' in body["message"]
     code, body = await server.request("GET", "/api/v1/namespaces/a/pods", token=token,
                                       headers={"Impersonate-User": "jane"})
+    # With ConstrainedImpersonation (on here) the first refusal is the user-info mode's.
     assert code == 403 and body["message"] == (
-        'users "jane" is forbidden: User "system:serviceaccount:a:b" cannot impersonate resource "users" '
-        'in API group "" at the cluster scope')
+        'pods is forbidden: User "system:serviceaccount:a:b" cannot impersonate-on:user-info:list resource "pods" '
+        'in API group "" in the namespace "a"')
     code, body = await server.request("GET", "/api/v1/namespaces/a/pods", headers={"Impersonate-Group": "g"})
     assert code == 400
+
+
+async def test_without_constrained_impersonation_the_legacy_check_answers(tmp_path: Path) -> None:
+    running = await runner.start(str(tmp_path / "data"), port=0, admin_token=ADMIN,
+                                 feature_gates="ConstrainedImpersonation=false")
+    async with aiohttp.ClientSession() as session:
+        server = Server(running, session)
+        try:
+            code, body = await server.request("GET", "/api/v1/namespaces/default/pods", token=server.token("a", "b"),
+                                              headers={"Impersonate-User": "jane"})
+            assert code == 403 and body["message"] == (
+                'users "jane" is forbidden: User "system:serviceaccount:a:b" cannot impersonate resource "users" '
+                'in API group "" at the cluster scope')
+        finally:
+            await running.stop()
 
 
 async def test_access_reviews_answer_from_the_same_authorizer(server: Server) -> None:
@@ -241,3 +257,54 @@ async def test_a_resource_names_rule_allows_a_list_pinned_to_that_name(server: S
                                       token=token)
     assert code == 403 and body["message"].startswith('secrets "s2" is forbidden')
     assert (await server.request("GET", "/api/v1/namespaces/a/secrets", token=token))[0] == 403
+
+
+async def _grant(server: Server, name: str, rules: list[dict], account: str, namespace: str = "") -> None:
+    """A ClusterRole (namespace "") or Role with `rules`, bound to service account a/<account>."""
+    ref_kind = "Role" if namespace else "ClusterRole"
+    base = f"{RBAC}/namespaces/{namespace}" if namespace else RBAC
+    role_path, binding_path = (f"{base}/roles", f"{base}/rolebindings") if namespace else (
+        f"{base}/clusterroles", f"{base}/clusterrolebindings")
+    assert (await server.request("POST", role_path, json={"metadata": {"name": name}, "rules": rules}))[0] == 201
+    binding = {"metadata": {"name": name}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": ref_kind,
+                                                      "name": name},
+               "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": "a"}]}
+    assert (await server.request("POST", binding_path, json=binding))[0] == 201
+
+
+async def test_constrained_impersonation_needs_impersonate_on_as_well(server: Server) -> None:
+    await _setup(server)
+    # deputy may impersonate jane's identity (impersonate:user-info) but, so far, for no action.
+    await _grant(server, "deputy-identity", [{"verbs": ["impersonate:user-info"], "apiGroups": ["authentication.k8s.io"],
+                                              "resources": ["users"], "resourceNames": ["jane"]}], "deputy")
+    jane = {"metadata": {"name": "jane"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                                     "name": "reader"}, "subjects": [{"kind": "User", "name": "jane"}]}
+    assert (await server.request("POST", f"{RBAC}/namespaces/a/rolebindings", json=jane))[0] == 201
+    token = server.token("a", "deputy")
+    as_jane = {"Impersonate-User": "jane"}
+    code, body = await server.request("GET", "/api/v1/namespaces/a/pods", token=token, headers=as_jane)
+    assert code == 403 and body["message"] == (
+        'pods is forbidden: User "system:serviceaccount:a:deputy" cannot impersonate-on:user-info:list resource '
+        '"pods" in API group "" in the namespace "a"')
+    # impersonate-on for listing pods in a: now deputy acts as jane there, and only for that.
+    await _grant(server, "deputy-action", [{"verbs": ["impersonate-on:user-info:list"], "apiGroups": [""],
+                                            "resources": ["pods"]}], "deputy", namespace="a")
+    assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token, headers=as_jane))[0] == 200
+    code, body = await server.request("GET", "/api/v1/namespaces/a/configmaps", token=token, headers=as_jane)
+    assert code == 403 and "cannot impersonate-on:user-info:list resource \"configmaps\"" in body["message"]
+    code, body = await server.request("GET", "/api/v1/namespaces/a/pods", token=token,
+                                      headers={"Impersonate-User": "john"})
+    assert code == 403 and body["message"] == (
+        'users.authentication.k8s.io "john" is forbidden: User "system:serviceaccount:a:deputy" cannot '
+        'impersonate:user-info resource "users" in API group "authentication.k8s.io" at the cluster scope')
+    # The impersonated request is still jane's to be allowed: jane cannot list pods in b.
+    await _grant(server, "deputy-action-b", [{"verbs": ["impersonate-on:user-info:list"], "apiGroups": [""],
+                                              "resources": ["pods"]}], "deputy", namespace="b")
+    code, body = await server.request("GET", "/api/v1/namespaces/b/pods", token=token, headers=as_jane)
+    assert code == 403 and body["message"].startswith('pods is forbidden: User "jane" cannot list')
+    # Constrained impersonation never reaches system:masters.
+    await _grant(server, "deputy-groups", [{"verbs": ["impersonate:user-info"], "apiGroups": ["authentication.k8s.io"],
+                                            "resources": ["groups"]}], "deputy")
+    code, body = await server.request("GET", "/api/v1/namespaces/a/pods", token=token,
+                                      headers={"Impersonate-User": "jane", "Impersonate-Group": "system:masters"})
+    assert code == 403 and body["message"].endswith("impersonating the system:masters group is not allowed")

@@ -23,10 +23,12 @@ from scheduler.plugins import node_ports
 from scheduler.plugins import node_resources_balanced_allocation
 from scheduler.plugins import node_resources_fit
 from scheduler.plugins import node_unschedulable
+from scheduler.plugins import pod_group_pods_count
 from scheduler.plugins import pod_topology_spread
 from scheduler.plugins import priority_sort
 from scheduler.plugins import scheduling_gates
 from scheduler.plugins import taint_toleration
+from scheduler.plugins import topology_placement
 from scheduler.plugins import volume_binding
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
@@ -43,9 +45,11 @@ REGISTRY: dict[str, Factory] = {
     names.NODE_RESOURCES_BALANCED_ALLOCATION: node_resources_balanced_allocation.new,
     names.NODE_RESOURCES_FIT: node_resources_fit.new,
     names.NODE_UNSCHEDULABLE: node_unschedulable.new,
+    names.POD_GROUP_PODS_COUNT: pod_group_pods_count.new,
     names.POD_TOPOLOGY_SPREAD: pod_topology_spread.new,
     names.PRIORITY_SORT: priority_sort.new,
     names.SCHEDULING_GATES: scheduling_gates.new,
     names.TAINT_TOLERATION: taint_toleration.new,
+    names.TOPOLOGY_PLACEMENT: topology_placement.new,
     names.VOLUME_BINDING: volume_binding.new,
 }

@@ -83,17 +83,22 @@ class NodeInfo:
     used_ports: dict[tuple[str, str, int], int] = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
     generation: int = 0  # bumped by every change, so the snapshot copies only changed nodes
-    # `name` is read per node in every Filter and Score loop: kept for the node object it came from.
-    _named: Obj | None = field(default=None, init=False, repr=False, compare=False)
-    _name: str = field(default="", init=False, repr=False, compare=False)
+    # Read per node in every Filter and Score loop (hundreds of nodes per pod), so derived once
+    # from the node object by `set_node` (or at construction) instead of walking its dicts each
+    # time. A NodeInfo whose node is dropped (`node = None`, pods still on it) keeps its name.
+    name: str = field(default="", init=False, repr=False, compare=False)
+    taints: list[Obj] = field(default_factory=list, init=False, repr=False, compare=False)
+    unschedulable: bool = field(default=False, init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        node = self.node
-        if node is not self._named:
-            self._named = node
-            self._name = ((node or {}).get("metadata") or {}).get("name", "")
-        return self._name
+    def __post_init__(self) -> None:
+        if self.node is not None:
+            self._derive(self.node)
+
+    def _derive(self, node: Obj) -> None:
+        self.name = (node.get("metadata") or {}).get("name", "")
+        spec = node.get("spec") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
 
     @property
     def labels(self) -> dict[str, str]:
@@ -101,6 +106,7 @@ class NodeInfo:
 
     def set_node(self, node: Obj) -> None:
         self.node = node
+        self._derive(node)
         self.allocatable = Resource.from_list((node.get("status") or {}).get("allocatable"))
 
     def add_pod(self, info: PodInfo) -> None:
@@ -138,8 +144,11 @@ class NodeInfo:
         return True
 
     def clone(self) -> "NodeInfo":
-        return NodeInfo(node=self.node, pods=list(self.pods), pods_with_affinity=list(self.pods_with_affinity),
+        copy = NodeInfo(pods=list(self.pods), pods_with_affinity=list(self.pods_with_affinity),
                         pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
                         requested=self.requested.clone(), non_zero_requested=self.non_zero_requested.clone(),
                         allocatable=self.allocatable.clone(), used_ports=dict(self.used_ports),
                         image_states=self.image_states, generation=self.generation)
+        # The derived facts are copied, not derived again: the node object is the same.
+        copy.node, copy.name, copy.taints, copy.unschedulable = self.node, self.name, self.taints, self.unschedulable
+        return copy

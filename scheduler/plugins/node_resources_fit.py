@@ -7,6 +7,7 @@ unresolvable when the request exceeds the node's whole allocatable, since preemp
 An extended resource a DeviceClass maps and the node does not advertise in allocatable is left to
 DynamicResources (`served_by_dra`). Score uses the configured strategy (LeastAllocated,
 MostAllocated, RequestedToCapacityRatio) from `resource_allocation.py`, with non-zero requests.
+ScorePlacement (PodGroup cycle, KEP-5732) always packs: `node_resources_fit_placement.py`.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, PreFilterResult
 from scheduler.framework.node_info import NodeInfo
+from scheduler.framework.pod_group import Placement, PodGroupAssignment, PodGroupInfo
 from scheduler.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.resources import Resource as Requests
 from scheduler.framework.resources import pod_requests
 from scheduler.framework.status import Status
 from scheduler.plugins import names, resource_allocation
-from scheduler.plugins import extended_resource_devices
+from scheduler.plugins import extended_resource_devices, node_resources_fit_placement
 from scheduler.plugins.extended_resource_devices import (IMPLICIT_CLASS_PREFIX, ExtendedResourceDevices,
                                                         device_class_mapping)
 
@@ -111,6 +113,7 @@ class NodeResourcesFit:
         self.ignored_groups = ignored_groups
         self.dra_extended = dra_extended
         self.queue_hints = queue_hints
+        self.placement_scorer = node_resources_fit_placement.most_allocated_scorer(scorer.specs)
 
     def _device_classes(self, requests: Requests) -> dict[str, str] | None:
         if not self.dra_extended or not any(requests.scalar.values()):
@@ -141,6 +144,26 @@ class NodeResourcesFit:
             status = Status.unresolvable(*status.reasons)
         return status
 
+    def filter_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[int, Status]:
+        s: PreFilterState = state.read(PRE_FILTER_KEY)  # raises without PreFilter: asked node by node
+        r = s.requests
+        if r.scalar:
+            suspects = range(len(nodes))  # extended resources: the full check on every node
+        else:
+            cpu, memory, storage = r.milli_cpu, r.memory, r.ephemeral_storage
+            # `filter`'s fast path, inlined: only a node that might be short gets the full check.
+            suspects = [i for i, node in enumerate(nodes)
+                        if not (len(node.pods) < node.allocatable.allowed_pod_number
+                                and cpu <= node.allocatable.milli_cpu - node.requested.milli_cpu
+                                and memory <= node.allocatable.memory - node.requested.memory
+                                and storage <= node.allocatable.ephemeral_storage - node.requested.ephemeral_storage)]
+        found = {}
+        for i in suspects:
+            status = self.filter(state, pod, nodes[i])
+            if status is not None:
+                found[i] = status
+        return found
+
     def pre_score(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_KEY, self._score_inputs(pod))
         return None
@@ -161,6 +184,11 @@ class NodeResourcesFit:
         if inputs is None:
             inputs = self._score_inputs(pod)
         return self.scorer.score_nodes(nodes, *inputs)
+
+    def score_placement(self, state: CycleState, group: PodGroupInfo, placement: Placement,
+                        assignment: PodGroupAssignment) -> tuple[int, Status | None]:
+        """The placementScore point: MostAllocated over the whole placement (`node_resources_fit_placement`)."""
+        return node_resources_fit_placement.score(self.placement_scorer, group.pods, placement, assignment), None
 
     # Queueing hints.
 
@@ -229,7 +257,8 @@ def _scorer(strategy: Obj) -> resource_allocation.ResourceScorer:
     kind = strategy.get("type") or LEAST_ALLOCATED
     specs = resource_allocation.resource_specs(strategy.get("resources"), "scoringStrategy.resources")
     if kind == LEAST_ALLOCATED:
-        return resource_allocation.ResourceScorer(specs, resource_allocation.least_allocated(specs), use_requested=False)
+        return resource_allocation.ResourceScorer(specs, resource_allocation.least_allocated(specs), use_requested=False,
+                                                  cpu_memory=resource_allocation.least_allocated_cpu_memory(specs))
     if kind == MOST_ALLOCATED:
         return resource_allocation.ResourceScorer(specs, resource_allocation.most_allocated(specs), use_requested=False)
     if kind == REQUESTED_TO_CAPACITY_RATIO:

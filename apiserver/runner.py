@@ -50,10 +50,10 @@ class Running:
 async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
                 ssl_context: ssl.SSLContext | None = None, admin_token: str | None = None,
                 feature_gates: str = "", admission_manifests: str | None = None,
-                admission_plugins: frozenset[str] = frozenset(), authorization_mode: str = "RBAC") -> Running:
+                admission_plugins: frozenset[str] = frozenset(), authorization_mode: str | None = None) -> Running:
     os.makedirs(data_dir, exist_ok=True)
     gates = FeatureGates.parse(feature_gates)
-    modes = authz_chain.parse_modes(authorization_mode)
+    modes = authz_chain.parse_modes(authorization_mode or authz_chain.default_mode(authenticated=admin_token is not None))
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
     metrics_resources.register(server.registry)  # metrics-server's aggregated API, served here

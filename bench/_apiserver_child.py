@@ -20,7 +20,7 @@ from client import event_loop
 from cluster import cli
 
 
-async def serve(data_dir: str, admin_token: str | None = None, authorization_mode: str = "RBAC") -> None:
+async def serve(data_dir: str, admin_token: str | None = None, authorization_mode: str | None = None) -> None:
     running = await runner.start(data_dir, port=0, admin_token=admin_token, authorization_mode=authorization_mode)
     cli._tune_gc()  # the same collector settings as `haru up`
     print(f"haru apiserver is serving {running.url}; ", flush=True)
@@ -38,7 +38,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="bench._apiserver_child")
     parser.add_argument("data_dir")
     parser.add_argument("--admin-token", default=None)
-    parser.add_argument("--authorization-mode", default="RBAC")
+    parser.add_argument("--authorization-mode", default=None)
     args = parser.parse_args()
     event_loop.run(serve(args.data_dir, args.admin_token, args.authorization_mode))
     return 0

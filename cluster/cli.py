@@ -61,8 +61,9 @@ def _parser() -> argparse.ArgumentParser:
                          "changed through the API")
     up.add_argument("--disable-admission-plugins", default="", metavar="NAMES",
                     help="comma-separated admission plugins to turn off, of: " + ", ".join(assembly.OPTIONAL))
-    up.add_argument("--authorization-mode", default="RBAC", metavar="MODES",
-                    help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag)")
+    up.add_argument("--authorization-mode", default=None, metavar="MODES",
+                    help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default RBAC, "
+                         "AlwaysAllow with --http)")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
@@ -206,7 +207,8 @@ def _check_flags(args: argparse.Namespace) -> None:
         gates = FeatureGates.parse(args.feature_gates)
     except ValueError as exc:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
-    authz_chain.parse_modes(args.authorization_mode)  # kube-apiserver's own refusal text
+    if args.authorization_mode is not None:
+        authz_chain.parse_modes(args.authorization_mode)  # kube-apiserver's own refusal text
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
     unknown = sorted({n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()} - set(assembly.OPTIONAL))

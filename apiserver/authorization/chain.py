@@ -23,12 +23,21 @@ _EVERYTHING_RESOURCE = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
 _EVERYTHING_URL = {"verbs": ["*"], "nonResourceURLs": ["*"]}
 
 
+def default_mode(*, authenticated: bool) -> str:
+    """RBAC; but a server without authentication (plain HTTP: every caller is the admin) skips
+    authorization too, as kube-apiserver's old insecure port did, so its kubelets' anonymous
+    SubjectAccessReviews keep passing."""
+    return "RBAC" if authenticated else "AlwaysAllow"
+
+
 def parse_modes(text: str) -> tuple[str, ...]:
     """`--authorization-mode` as kube-apiserver validates it (comma-separated, no repeats)."""
     modes = tuple(m.strip() for m in text.split(",") if m.strip())
     if not modes:
         raise ValueError("at least one authorization-mode must be passed")
     for mode in modes:
+        if mode in ("Node", "Webhook", "ABAC"):
+            raise ValueError(f'authorization-mode "{mode}" is valid for kube-apiserver but not served by haru yet')
         if mode not in MODES:
             raise ValueError(f'authorization-mode "{mode}" is not a valid mode')
     if len(set(modes)) != len(modes):

@@ -308,3 +308,30 @@ async def test_constrained_impersonation_needs_impersonate_on_as_well(server: Se
     code, body = await server.request("GET", "/api/v1/namespaces/a/pods", token=token,
                                       headers={"Impersonate-User": "jane", "Impersonate-Group": "system:masters"})
     assert code == 403 and body["message"].endswith("impersonating the system:masters group is not allowed")
+
+
+async def test_a_restart_puts_back_lost_default_rules_unless_autoupdate_is_off(tmp_path: Path) -> None:
+    async def start() -> Any:
+        return await runner.start(str(tmp_path / "data"), port=0, admin_token=ADMIN)
+
+    running = await start()
+    async with aiohttp.ClientSession() as session:
+        server = Server(running, session)
+        for name, autoupdate in (("system:basic-user", "true"), ("system:discovery", "false")):
+            code, role = await server.request("GET", f"{RBAC}/clusterroles/{name}")
+            role["rules"] = [{"verbs": ["get"], "apiGroups": [""], "resources": ["nothing"]}]
+            role["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = autoupdate
+            assert (await server.request("PUT", f"{RBAC}/clusterroles/{name}", json=role))[0] == 200
+    await running.stop()
+    running = await start()
+    async with aiohttp.ClientSession() as session:
+        server = Server(running, session)
+        try:
+            _, basic = await server.request("GET", f"{RBAC}/clusterroles/system:basic-user")
+            assert basic["rules"][0]["resources"] == ["nothing"]  # kept: reconcile adds, never removes
+            assert {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]} in basic["rules"]
+            _, discovery = await server.request("GET", f"{RBAC}/clusterroles/system:discovery")
+            assert discovery["rules"] == [{"verbs": ["get"], "apiGroups": [""], "resources": ["nothing"]}]
+        finally:
+            await running.stop()

@@ -96,13 +96,13 @@ def _referenced_rules(authorizer: Authorizer, ref: dict[str, Any], namespace: st
     if authorizer.rbac is None:
         return [], ""
     index = authorizer.rbac.index
-    index.refresh()
+    index.refresh(namespace)
     if ref.get("kind") == "ClusterRole":
-        role = index.cluster_roles.get(ref.get("name", ""))
+        role = index.cluster_role(ref.get("name", ""))
         if role is None:
             return None, f'clusterrole.rbac.authorization.k8s.io "{ref.get("name", "")}" not found'
     else:
-        role = index.roles.get((namespace, ref.get("name", "")))
+        role = index.role(namespace, ref.get("name", ""))
         if role is None:
             return None, f'role.rbac.authorization.k8s.io "{ref.get("name", "")}" not found'
     return role.get("rules") or [], ""

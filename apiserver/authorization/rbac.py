@@ -24,41 +24,36 @@ Resolved = tuple[list[tuple[dict[str, Any], rbac_index.Binding]], list[str]]  # 
 class RBACAuthorizer:
     def __init__(self, store: Store) -> None:
         self.index = rbac_index.RBACIndex(store)
-        self._cache: dict[tuple[str, tuple[str, ...], str], Resolved] = {}
-        self._generation = -1
+        # (user, groups, namespace) → (the index generations it was resolved at, the resolution)
+        self._cache: dict[tuple[str, tuple[str, ...], str], tuple[tuple[int, ...], Resolved]] = {}
 
     def _resolve(self, user: Any, namespace: str) -> Resolved:
         index = self.index
-        index.refresh()
-        if index.generation != self._generation:
-            self._cache.clear()
-            self._generation = index.generation
+        generations = index.refresh(namespace)
         key = (user.name, tuple(user.groups), namespace)
         found = self._cache.get(key)
-        if found is not None:
-            return found
+        if found is not None and found[0] == generations:
+            return found[1]
         subject_keys = [("user", user.name)] + [("group", g) for g in user.groups]
         pairs: list[tuple[dict[str, Any], rbac_index.Binding]] = []
         failures: list[str] = []
         seen: set[tuple[str, str, str]] = set()
-        sources = [index.cluster_bindings]
+        candidates = [b for k in subject_keys for b in index.cluster_bindings(k)]
         if namespace:
-            sources.append(index.bindings.get(namespace, {}))
-        for source in sources:
-            for subject_key in subject_keys:
-                for binding in source.get(subject_key, ()):
-                    ident = (binding.kind, binding.namespace, binding.name)
-                    if ident in seen:  # a binding naming the user and one of their groups counts once
-                        continue
-                    seen.add(ident)
-                    found_rules, error = index.role_rules(binding)
-                    if found_rules is None:
-                        failures.append(error)
-                        continue
-                    pairs.extend((rule, binding) for rule in found_rules)
+            candidates += [b for k in subject_keys for b in index.bindings(namespace, k)]
+        for binding in candidates:
+            ident = (binding.kind, binding.namespace, binding.name)
+            if ident in seen:  # a binding naming the user and one of their groups counts once
+                continue
+            seen.add(ident)
+            found_rules, error = index.role_rules(binding)
+            if found_rules is None:
+                failures.append(error)
+                continue
+            pairs.extend((rule, binding) for rule in found_rules)
         if len(self._cache) >= _CACHE_LIMIT:
             self._cache.clear()
-        self._cache[key] = (pairs, failures)
+        self._cache[key] = (generations, (pairs, failures))
         return pairs, failures
 
     def authorize(self, attrs: Attributes) -> tuple[bool, str]:

@@ -335,3 +335,21 @@ async def test_a_restart_puts_back_lost_default_rules_unless_autoupdate_is_off(t
             assert discovery["rules"] == [{"verbs": ["get"], "apiGroups": [""], "resources": ["nothing"]}]
         finally:
             await running.stop()
+
+
+async def test_the_index_rereads_only_the_namespace_that_changed(server: Server) -> None:
+    await _setup(server)
+    token = server.token("a", "b")
+    index = server.running.server.extra[chain.AUTHORIZER].rbac.index
+    assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 200
+    before = index.rereads
+    for _ in range(3):  # nothing RBAC changed: nothing is read again
+        assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 200
+    assert index.rereads == before
+    other = {"metadata": {"name": "elsewhere"}, "rules": []}
+    assert (await server.request("POST", f"{RBAC}/namespaces/b/roles", json=other))[0] == 201
+    assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 200
+    assert index.rereads == before  # b's Roles are not a's
+    assert (await server.request("POST", f"{RBAC}/namespaces/a/roles", json=other))[0] == 201
+    assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 200
+    assert index.rereads == before + 1  # a's Roles, and only them

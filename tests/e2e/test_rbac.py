@@ -134,3 +134,30 @@ def test_impersonation_is_the_admins_not_the_viewers(haru: Cluster, viewer: str)
     assert refused.stderr.strip() == (
         'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:tenant-a:reader" '
         'cannot impersonate-on:user-info:list resource "pods" in API group "" in the namespace "tenant-a"')
+
+
+def test_the_python_clients_access_reviews(haru: Cluster, viewer: str) -> None:
+    configuration = pyclient.Configuration()
+    pyconfig.load_kube_config(config_file=haru.kubeconfig, client_configuration=configuration)
+    authz = pyclient.AuthorizationV1Api(pyclient.ApiClient(configuration))
+    review = pyclient.V1SubjectAccessReview(spec=pyclient.V1SubjectAccessReviewSpec(
+        user="system:serviceaccount:tenant-a:reader",
+        groups=["system:serviceaccounts", "system:serviceaccounts:tenant-a", "system:authenticated"],
+        resource_attributes=pyclient.V1ResourceAttributes(namespace="tenant-a", verb="list", resource="configmaps")))
+    answer = authz.create_subject_access_review(review)
+    assert answer.status.allowed is True
+    assert answer.status.reason == ('RBAC: allowed by RoleBinding "reader-view/tenant-a" of ClusterRole "view" to '
+                                    'ServiceAccount "reader/tenant-a"')
+    review.spec.resource_attributes.namespace = "tenant-b"
+    assert authz.create_subject_access_review(review).status.allowed is False
+    # The viewer asks about itself.
+    configuration.refresh_api_key_hook = None
+    configuration.api_key = {"BearerToken": f"Bearer {viewer}"}
+    own = pyclient.AuthorizationV1Api(pyclient.ApiClient(configuration))
+    rules = own.create_self_subject_rules_review(pyclient.V1SelfSubjectRulesReview(
+        spec=pyclient.V1SelfSubjectRulesReviewSpec(namespace="tenant-b"))).status
+    assert rules.incomplete is False
+    assert not any("configmaps" in (r.resources or []) for r in rules.resource_rules)
+    with pytest.raises(ApiException) as refused:  # a SubjectAccessReview about others needs create on it
+        own.create_subject_access_review(review)
+    assert refused.value.status == 403

@@ -32,8 +32,8 @@ def _exact_name(field_selector: str) -> str:
     """The name a `metadata.name=x` (or `==`) term pins a LIST or WATCH to; "" if none."""
     for term in field_selector.split(","):
         field, sep, value = term.partition("==") if "==" in term else term.partition("=")
-        if sep and field.strip() == "metadata.name" and not field.endswith("!") and value and "/" not in value \
-                and value not in (".", ".."):
+        # `metadata.name!=x` leaves "metadata.name!" as the field; a path-unsafe name pins nothing.
+        if sep and field.strip() == "metadata.name" and value and "/" not in value and value not in (".", ".."):
             return value.strip()
     return ""
 

@@ -33,10 +33,6 @@ def _only_gc_fields(new: dict[str, Any], old: dict[str, Any]) -> bool:
     return strip(new) == strip(old)
 
 
-def _go_quoted(values: list[str] | tuple[str, ...]) -> str:
-    return "[" + " ".join(f'"{v}"' for v in values) + "]"
-
-
 def confirm_no_escalation(authorizer: Authorizer, user: Any, namespace: str, wanted: list[dict[str, Any]]) -> str:
     """"" when `user` holds every rule in `wanted`; else kube's explanation of what is missing."""
     owned, resolution_error = authorizer.policy_rules(user, namespace)
@@ -44,7 +40,7 @@ def confirm_no_escalation(authorizer: Authorizer, user: Any, namespace: str, wan
     if not missing:
         return ""
     lines = sorted({rule_match.compact_string(r) for r in rule_match.compact(missing)})
-    message = (f'user "{user.name}" (groups={_go_quoted(user.groups)}) is attempting to grant RBAC permissions '
+    message = (f'user "{user.name}" (groups={rule_match.go_strings(user.groups)}) is attempting to grant RBAC permissions '
                "not currently held:\n" + "\n".join(lines))
     if resolution_error:
         message += f"; resolution errors: [{resolution_error}]"

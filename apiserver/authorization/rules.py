@@ -128,7 +128,8 @@ def compact(rules: list[Rule]) -> list[Rule]:
     return out
 
 
-def _go_strings(values: list[str]) -> str:
+def go_strings(values: list[str] | tuple[str, ...]) -> str:
+    """A Go []string printed with %q: `["a" "b"]`."""
     return "[" + " ".join(f'"{v}"' for v in values) + "]"
 
 
@@ -139,5 +140,5 @@ def compact_string(rule: Rule) -> str:
                          ("nonResourceURLs", "NonResourceURLs"), ("verbs", "Verbs")):
         values = rule.get(field)
         if values:
-            parts.append(f"{label}:{_go_strings(values)}")
+            parts.append(f"{label}:{go_strings(values)}")
     return "{" + ", ".join(parts) + "}"

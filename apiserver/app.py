@@ -1,7 +1,8 @@
 """The aiohttp application: middleware, the non-resource paths, and routing to the verb handlers.
 
 Request flow: `errors_and_metrics` (APIError → Status, counters) → `authenticate` (401 unless
-the admin token, an issued service-account token, or plain HTTP) → `dispatch`, which serves
+the admin token, an issued service-account token, or plain HTTP; then Impersonate-* headers) →
+`authorize` (the `--authorization-mode` chain; 403 with kube's text) → `dispatch`, which serves
 discovery, OpenAPI, version, health and metrics itself and sends resource paths to
 `handlers/<verb>.py` or `subresources/`. Nothing here knows a kind's rules: those are the
 registry's rows and the strategies. Built by `build()`; run by `cluster/` (`haru up`) and tests.
@@ -17,6 +18,7 @@ from aiohttp import web
 
 from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
                        requestinfo, responses, version)
+from apiserver.authorization import attributes as authz_attributes, chain as authz_chain, impersonation
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.custom_metrics_api import serving as custom_metrics
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
@@ -35,10 +37,11 @@ _CONNECT = frozenset({"log", "exec", "attach", "portforward", "proxy"})
 
 
 def build(server: Server) -> web.Application:
-    app = web.Application(middlewares=[errors_and_metrics, authenticate], client_max_size=4 * 1024 * 1024)
+    app = web.Application(middlewares=[errors_and_metrics, authenticate, authorize], client_max_size=4 * 1024 * 1024)
     app[SERVER_KEY] = server
     app[METRICS_KEY] = metrics.Metrics()
     server.extra.setdefault("authenticator", auth.Authenticator(server.admin_token, b"haru"))
+    server.extra.setdefault(authz_chain.AUTHORIZER, authz_chain.Authorizer(("AlwaysAllow",), server.store))
     app.router.add_route("*", "/{tail:.*}", dispatch)
 
     async def close_kubelet_connections(_: web.Application) -> None:
@@ -91,19 +94,37 @@ def _metric_verb(method: str, info: requestinfo.RequestInfo) -> str:
 async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
     authenticator: auth.Authenticator = server_of(request).extra["authenticator"]
     user = authenticator.authenticate(request.headers.get("Authorization"))
+    info = requestinfo.parse(request.method, request.path, dict(request.query))
+    request[REQUEST_INFO_KEY] = info
     if user is None:
         if request.path.rstrip("/") in _PUBLIC or request.path.startswith(_PUBLIC):
             request[USER_KEY] = auth.User("system:anonymous", ("system:unauthenticated",))
             return await handler(request)
         raise errors.APIError(401, "Unauthorized", "Unauthorized")
+    if impersonation.requested(request.headers):
+        server = server_of(request)
+        authorizer: authz_chain.Authorizer = server.extra[authz_chain.AUTHORIZER]
+        own = authz_attributes.from_request(user, info, request.query.get("fieldSelector", ""))
+        user = impersonation.impersonate(user, request.headers, authorizer.authorize, own,
+                                         constrained=server.gates.enabled("ConstrainedImpersonation"))
     request[USER_KEY] = user
+    return await handler(request)
+
+
+@web.middleware
+async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
+    info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
+    authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
+    attrs = authz_attributes.from_request(request[USER_KEY], info, request.query.get("fieldSelector", ""))
+    decision = authorizer.authorize(attrs)
+    if not decision.allowed:
+        raise authz_attributes.forbidden(attrs, decision.reason)
     return await handler(request)
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
     path = request.path
-    info = requestinfo.parse(request.method, path, dict(request.query))
-    request[REQUEST_INFO_KEY] = info
+    info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
     if info.is_resource:
         return await _resource(request, info)
     return await _non_resource(request, path.rstrip("/") or "/")

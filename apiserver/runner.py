@@ -16,6 +16,7 @@ from aiohttp import web
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
 from apiserver import bootstrap as bootstrap_module, health, label_index, registry, seed
+from apiserver.authorization import bootstrap_policy, chain as authz_chain
 from apiserver.context import Server
 from apiserver.crds import controller as crd_controller
 from apiserver.features import FeatureGates
@@ -49,12 +50,16 @@ class Running:
 async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
                 ssl_context: ssl.SSLContext | None = None, admin_token: str | None = None,
                 feature_gates: str = "", admission_manifests: str | None = None,
-                admission_plugins: frozenset[str] = frozenset()) -> Running:
+                admission_plugins: frozenset[str] = frozenset(), authorization_mode: str | None = None) -> Running:
     os.makedirs(data_dir, exist_ok=True)
     gates = FeatureGates.parse(feature_gates)
+    modes = authz_chain.parse_modes(authorization_mode or authz_chain.default_mode(authenticated=admin_token is not None))
     store = await Store.open(os.path.join(data_dir, "store"))
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
     metrics_resources.register(server.registry)  # metrics-server's aggregated API, served here
+    server.extra[authz_chain.AUTHORIZER] = authz_chain.Authorizer(modes, store)
+    # Upstream's default roles and bindings exist before the first request is authorized.
+    await bootstrap_policy.ensure(server)
     server.label_index = label_index.LabelIndex(store)
     server.label_index.start()  # built from LMDB now, then follows every commit
     # The admission chain, manifest policies (KEP-5793) loaded before the first request is served.

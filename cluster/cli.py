@@ -32,6 +32,7 @@ import aiohttp
 from admission import assembly
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
+from apiserver.authorization import chain as authz_chain
 from apiserver.features import FeatureGates
 from client import errors as client_errors
 from client import event_loop
@@ -60,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
                          "changed through the API")
     up.add_argument("--disable-admission-plugins", default="", metavar="NAMES",
                     help="comma-separated admission plugins to turn off, of: " + ", ".join(assembly.OPTIONAL))
+    up.add_argument("--authorization-mode", default=None, metavar="MODES",
+                    help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default RBAC, "
+                         "AlwaysAllow with --http)")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
@@ -142,7 +146,7 @@ async def up(args: argparse.Namespace) -> int:
         data_dir, port=args.port, ssl_context=pki.ssl_context() if pki else None,
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
-        admission_plugins=_admission_plugins(args),
+        admission_plugins=_admission_plugins(args), authorization_mode=args.authorization_mode,
     )
     _tune_gc()
     stop = asyncio.Event()
@@ -203,6 +207,8 @@ def _check_flags(args: argparse.Namespace) -> None:
         gates = FeatureGates.parse(args.feature_gates)
     except ValueError as exc:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
+    if args.authorization_mode is not None:
+        authz_chain.parse_modes(args.authorization_mode)  # kube-apiserver's own refusal text
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
     unknown = sorted({n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()} - set(assembly.OPTIONAL))

@@ -3,7 +3,7 @@
 The Priority admission plugin resolves `spec.priorityClassName` to `spec.priority` on create, with
 the global default class when unset; the strategy defaults `disruptionMode` to Pod, refuses a
 PodGroup disruption mode for a basic group and drops the three fields while the gate is off. The
-last test drives kubectl v1.36.3 against `haru up`.
+last test drives kubectl v1.36.3 (and reads back with the Python client 36.0.3) against `haru up`.
 """
 
 from __future__ import annotations
@@ -165,5 +165,15 @@ def test_kubectl_shows_the_resolved_priority_and_refuses_a_basic_whole_group(tmp
                                   input=json.dumps(pod_group("orphan", priorityClassName="nope")))
         assert "no PriorityClass with name nope was found" in missing.stderr
         assert cluster.kubectl("get", "podgroup", "loose", check=False).returncode != 0
+        # The Python client 36.0.3 reads the resolved fields into its typed model.
+        from kubernetes import client, config
+
+        api_client = config.new_client_from_config(config_file=cluster.kubeconfig)
+        try:
+            read = client.SchedulingV1alpha2Api(api_client).read_namespaced_pod_group("train", "default")
+            assert (read.spec.priority, read.spec.priority_class_name, read.spec.disruption_mode) == (
+                1000, "high", "PodGroup")
+        finally:
+            api_client.close()
     finally:
         stop_haru(cluster)

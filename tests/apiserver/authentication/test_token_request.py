@@ -174,3 +174,22 @@ async def test_the_issuer_documents_let_a_third_party_verify_a_token(server: Ser
     key = jwks[jwt.get_unverified_header(token)["kid"]]
     claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=ISSUER, issuer=ISSUER)
     assert claims["sub"] == "system:serviceaccount:default:robot"
+
+
+@pytest.mark.parametrize(("kind", "path", "body"), [
+    ("Node", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n9"}}),
+    ("Secret", "/api/v1/namespaces/default/secrets",
+     {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "n9"}, "data": {}}),
+])
+async def test_a_node_or_secret_bound_token_holds_while_that_object_lives(server: Server, kind: str, path: str,
+                                                                         body: dict[str, Any]) -> None:
+    status, created = await server.call("POST", path, body)
+    assert status == 201
+    status, answer = await server.token("robot", {"boundObjectRef": _ref(kind, "n9")})
+    assert status == 201
+    token = answer["status"]["token"]
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["kubernetes.io"][kind.lower()] == {"name": "n9", "uid": created["metadata"]["uid"]}
+    assert (await server.whoami(token))[0] == 201
+    await server.call("DELETE", f"{path}/n9")
+    assert await server.whoami(token) == (401, UNAUTHORIZED)

@@ -73,7 +73,7 @@ def test_the_admin_kubeconfig_is_a_client_certificate_as_kubeadm_writes_it(clust
 def test_a_certificate_minted_for_a_node_identity_authenticates_as_that_node(cluster: Cluster,
                                                                            tmp_path: Path) -> None:
     pki = certs.ensure(cluster.data_dir)
-    cert, key = pki.client_certificate("system:node:node-1", ("system:nodes",))
+    cert, key = pki.client_certificate(*certs.component_identity("node", "node-1"))
     path = _kubeconfig(cluster, tmp_path / "node.kubeconfig", {
         "client-certificate-data": base64.b64encode(cert).decode(),
         "client-key-data": base64.b64encode(key).decode()})
@@ -190,3 +190,11 @@ def test_anonymous_reaches_health_and_version_only(cluster: Cluster) -> None:
     with pytest.raises(urllib.error.HTTPError) as raised:
         urllib.request.urlopen(f"{cluster.url}/apis", context=context)
     assert raised.value.code == 401
+
+
+def test_component_identities_are_upstreams() -> None:
+    assert certs.component_identity("scheduler") == ("system:kube-scheduler", ())
+    assert certs.component_identity("controllers") == ("system:kube-controller-manager", ())
+    assert certs.component_identity("node", "n1") == ("system:node:n1", ("system:nodes",))
+    with pytest.raises(ValueError):
+        certs.component_identity("node")

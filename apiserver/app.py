@@ -98,7 +98,9 @@ def _metric_verb(method: str, info: requestinfo.RequestInfo) -> str:
 async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
     authenticator: chain.Authenticator = server_of(request).extra["authenticator"]
     peercert, der = _peer_certificate(request)
-    outcome = authenticator.authenticate(request.headers.get("Authorization"), peercert, der)
+    protocols = (request.headers.getall("Sec-WebSocket-Protocol", [])
+                 if request.headers.get("Upgrade", "").lower() == "websocket" else None)
+    outcome = authenticator.authenticate(request.headers.get("Authorization"), peercert, der, protocols)
     if outcome.user is not None:
         request[USER_KEY] = outcome.user
         return await handler(request)

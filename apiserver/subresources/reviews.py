@@ -19,6 +19,7 @@ from apiserver import auth, bodies, errors, responses
 from apiserver.authorization import chain
 from apiserver.authorization.attributes import Attributes
 from apiserver.context import Endpoint
+from apiserver.subresources import token_review
 
 _ACCESS_REVIEWS = ("selfsubjectaccessreviews", "subjectaccessreviews", "localsubjectaccessreviews")
 
@@ -123,13 +124,7 @@ async def create(ep: Endpoint, request: web.Request, user: auth.User) -> web.Str
     if kind == "selfsubjectreviews":
         return _answer(ep, obj, {"userInfo": user.info()})
     if kind == "tokenreviews":
-        token = (obj.get("spec") or {}).get("token", "")
-        authenticator: auth.Authenticator = ep.server.extra["authenticator"]
-        found = authenticator.review(token) if token else None
-        if found is None:
-            return _answer(ep, obj, {"authenticated": False, "user": {}, "error": "invalid bearer token"})
-        return _answer(ep, obj, {"authenticated": True, "user": found.info(),
-                                 "audiences": (obj.get("spec") or {}).get("audiences") or []})
+        return _answer(ep, obj, token_review.status(ep, obj))
     raise AssertionError(f"not a review kind: {kind}")
 
 

@@ -9,6 +9,8 @@ cannot.
 
 from __future__ import annotations
 
+import json
+import os
 import time
 
 import pytest
@@ -45,36 +47,61 @@ def viewer(haru: Cluster) -> str:
     return haru.kubectl("create", "token", "reader", "-n", "tenant-a").stdout.strip()
 
 
-def test_kubectl_as_a_view_user_reads_its_namespace_and_nothing_else(haru: Cluster, viewer: str) -> None:
-    got = haru.kubectl("get", "configmap", "settings", "-n", "tenant-a", "-o", "jsonpath={.data.k}", "--token", viewer)
+@pytest.fixture(scope="module")
+def viewer_kubeconfig(haru: Cluster, viewer: str) -> str:
+    """The admin kubeconfig with the viewer's token in place of the admin's client certificate.
+
+    `kubectl --token` alone would not do: kubectl still presents the kubeconfig's certificate, and
+    the API server authenticates the certificate first (kubernetes/kubectl#1657), as upstream's does.
+    """
+    config = json.loads(haru.kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
+    config["users"] = [{"name": config["users"][0]["name"], "user": {"token": viewer}}]
+    path = os.path.join(haru.data_dir, "viewer.kubeconfig")
+    with open(path, "w") as out:
+        json.dump(config, out)
+    return path
+
+
+def _token_only(configuration: pyclient.Configuration, token: str) -> None:
+    """Send `token` and no client certificate (the kubeconfig's would authenticate first)."""
+    configuration.refresh_api_key_hook = None  # it would put the kubeconfig's admin token back
+    configuration.cert_file = configuration.key_file = None
+    configuration.api_key = {"BearerToken": f"Bearer {token}"}
+
+
+def _viewer(kubeconfig: str) -> dict[str, str]:
+    return {"KUBECONFIG": kubeconfig}
+
+
+def test_kubectl_as_a_view_user_reads_its_namespace_and_nothing_else(haru: Cluster, viewer_kubeconfig: str) -> None:
+    got = haru.kubectl("get", "configmap", "settings", "-n", "tenant-a", "-o", "jsonpath={.data.k}", env=_viewer(viewer_kubeconfig))
     assert got.stdout == "v"
-    other = haru.kubectl("get", "configmaps", "-n", "tenant-b", "--token", viewer, check=False)
+    other = haru.kubectl("get", "configmaps", "-n", "tenant-b", env=_viewer(viewer_kubeconfig), check=False)
     assert other.returncode == 1
     assert other.stderr.strip() == (
         'Error from server (Forbidden): configmaps is forbidden: User "system:serviceaccount:tenant-a:reader" '
         'cannot list resource "configmaps" in API group "" in the namespace "tenant-b"')
-    write = haru.kubectl("delete", "configmap", "settings", "-n", "tenant-a", "--token", viewer, check=False)
+    write = haru.kubectl("delete", "configmap", "settings", "-n", "tenant-a", env=_viewer(viewer_kubeconfig), check=False)
     assert write.returncode == 1 and write.stderr.strip() == (
         'Error from server (Forbidden): configmaps "settings" is forbidden: User '
         '"system:serviceaccount:tenant-a:reader" cannot delete resource "configmaps" in API group "" in the '
         'namespace "tenant-a"')
-    secrets = haru.kubectl("get", "secrets", "-n", "tenant-a", "--token", viewer, check=False)
+    secrets = haru.kubectl("get", "secrets", "-n", "tenant-a", env=_viewer(viewer_kubeconfig), check=False)
     assert secrets.returncode == 1 and 'cannot list resource "secrets"' in secrets.stderr  # view has no secrets
-    nodes = haru.kubectl("get", "nodes", "--token", viewer, check=False)
+    nodes = haru.kubectl("get", "nodes", env=_viewer(viewer_kubeconfig), check=False)
     assert nodes.stderr.strip() == (
         'Error from server (Forbidden): nodes is forbidden: User "system:serviceaccount:tenant-a:reader" cannot '
         'list resource "nodes" in API group "" at the cluster scope')
     assert haru.kubectl("get", "configmap", "settings", "-n", "tenant-a").returncode == 0  # the admin still may
-    assert haru.kubectl("auth", "can-i", "list", "pods", "-n", "tenant-a", "--token", viewer).stdout.strip() == "yes"
-    denied = haru.kubectl("auth", "can-i", "list", "pods", "-n", "tenant-b", "--token", viewer, check=False)
+    assert haru.kubectl("auth", "can-i", "list", "pods", "-n", "tenant-a", env=_viewer(viewer_kubeconfig)).stdout.strip() == "yes"
+    denied = haru.kubectl("auth", "can-i", "list", "pods", "-n", "tenant-b", env=_viewer(viewer_kubeconfig), check=False)
     assert denied.returncode == 1 and denied.stdout.strip() == "no"
 
 
 def test_the_python_client_as_a_view_user(haru: Cluster, viewer: str) -> None:
     configuration = pyclient.Configuration()
     pyconfig.load_kube_config(config_file=haru.kubeconfig, client_configuration=configuration)
-    configuration.refresh_api_key_hook = None  # it would put the kubeconfig's admin token back
-    configuration.api_key = {"BearerToken": f"Bearer {viewer}"}
+    _token_only(configuration, viewer)
     api = pyclient.CoreV1Api(pyclient.ApiClient(configuration))
     names = [c.metadata.name for c in api.list_namespaced_config_map("tenant-a").items]
     assert "settings" in names
@@ -122,14 +149,14 @@ def test_can_i_list_as_an_account_lists_exactly_its_bindings(haru: Cluster) -> N
     resources, _ = _columns(haru.kubectl("auth", "can-i", "--list", "--as=system:serviceaccount:lister:robot",
                                          "-n", "default").stdout)
     assert "jobs.batch" not in resources and "configmaps" not in resources
-    # The admin is in system:masters: everything.
+    # The admin (kubeadm:cluster-admins, bound to cluster-admin as kubeadm binds it): everything.
     assert "*.*" in haru.kubectl("auth", "can-i", "--list").stdout
 
 
-def test_impersonation_is_the_admins_not_the_viewers(haru: Cluster, viewer: str) -> None:
+def test_impersonation_is_the_admins_not_the_viewers(haru: Cluster, viewer_kubeconfig: str) -> None:
     assert haru.kubectl("auth", "can-i", "get", "configmaps", "-n", "tenant-a",
                         "--as=system:serviceaccount:tenant-a:reader").stdout.strip() == "yes"
-    refused = haru.kubectl("get", "pods", "-n", "tenant-a", "--as=jane", "--token", viewer, check=False)
+    refused = haru.kubectl("get", "pods", "-n", "tenant-a", "--as=jane", env=_viewer(viewer_kubeconfig), check=False)
     # ConstrainedImpersonation is on: the first refusal is the user-info mode's impersonate-on check.
     assert refused.stderr.strip() == (
         'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:tenant-a:reader" '
@@ -151,8 +178,7 @@ def test_the_python_clients_access_reviews(haru: Cluster, viewer: str) -> None:
     review.spec.resource_attributes.namespace = "tenant-b"
     assert authz.create_subject_access_review(review).status.allowed is False
     # The viewer asks about itself.
-    configuration.refresh_api_key_hook = None
-    configuration.api_key = {"BearerToken": f"Bearer {viewer}"}
+    _token_only(configuration, viewer)
     own = pyclient.AuthorizationV1Api(pyclient.ApiClient(configuration))
     rules = own.create_self_subject_rules_review(pyclient.V1SelfSubjectRulesReview(
         spec=pyclient.V1SelfSubjectRulesReviewSpec(namespace="tenant-b"))).status

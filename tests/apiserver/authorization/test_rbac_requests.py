@@ -24,8 +24,14 @@ class Server:
         self.running = running
         self.session = session
 
-    def token(self, namespace: str, name: str) -> str:
-        return self.running.server.extra["authenticator"].issue(namespace, name, "uid-" + name, 3600, ["haru"])[0]
+    async def token(self, namespace: str, name: str) -> str:
+        """A service-account token for namespace/name; the account (and namespace) made if missing,
+        since a token authenticates only while its account exists."""
+        await self.request("POST", "/api/v1/namespaces", json={"metadata": {"name": namespace}})
+        await self.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", json={"metadata": {"name": name}})
+        _, account = await self.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}")
+        tokens = self.running.server.extra["authenticator"].tokens
+        return tokens.issue(namespace, name, account["metadata"]["uid"], 3600, tokens.api_audiences)[0]
 
     async def request(self, method: str, path: str, *, token: str = ADMIN, json: Any = None,
                       headers: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -64,7 +70,7 @@ async def _setup(server: Server) -> None:
 
 async def test_a_bound_account_reads_its_namespace_and_nothing_else(server: Server) -> None:
     await _setup(server)
-    token = server.token("a", "b")
+    token = await server.token("a", "b")
     assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 200
     code, body = await server.request("GET", "/api/v1/namespaces/b/pods", token=token)
     assert code == 403
@@ -89,7 +95,7 @@ async def test_a_bound_account_reads_its_namespace_and_nothing_else(server: Serv
 
 async def test_a_binding_is_seen_by_the_next_request_and_a_missing_role_is_the_reason(server: Server) -> None:
     await _setup(server)
-    token = server.token("a", "c")
+    token = await server.token("a", "c")
     assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 403
     binding = {"metadata": {"name": "rc"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                                                       "name": "ghost"},
@@ -105,7 +111,7 @@ async def test_a_binding_is_seen_by_the_next_request_and_a_missing_role_is_the_r
 
 async def test_impersonation_needs_the_impersonate_verb(server: Server) -> None:
     await _setup(server)
-    token = server.token("a", "b")
+    token = await server.token("a", "b")
     headers = {"Impersonate-User": "system:serviceaccount:a:b"}
     code, body = await server.request("GET", "/api/v1/namespaces/a/pods", headers=headers)  # the admin may
     assert code == 200
@@ -127,7 +133,7 @@ async def test_without_constrained_impersonation_the_legacy_check_answers(tmp_pa
     async with aiohttp.ClientSession() as session:
         server = Server(running, session)
         try:
-            code, body = await server.request("GET", "/api/v1/namespaces/default/pods", token=server.token("a", "b"),
+            code, body = await server.request("GET", "/api/v1/namespaces/default/pods", token=await server.token("a", "b"),
                                               headers={"Impersonate-User": "jane"})
             assert code == 403 and body["message"] == (
                 'users "jane" is forbidden: User "system:serviceaccount:a:b" cannot impersonate resource "users" '
@@ -156,7 +162,7 @@ async def test_access_reviews_answer_from_the_same_authorizer(server: Server) ->
     rules_review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
                     "spec": {"namespace": "a"}}
     code, body = await server.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-                                      json=rules_review, token=server.token("a", "b"))
+                                      json=rules_review, token=await server.token("a", "b"))
     assert code == 201
     assert {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods", "configmaps"]} in \
         body["status"]["resourceRules"]
@@ -175,7 +181,7 @@ async def test_writing_roles_and_bindings_cannot_escalate(server: Server) -> Non
                                                      "name": "manager"},
                "subjects": [{"kind": "ServiceAccount", "name": "m", "namespace": "a"}]}
     assert (await server.request("POST", f"{RBAC}/namespaces/a/rolebindings", json=binding))[0] == 201
-    token = server.token("a", "m")
+    token = await server.token("a", "m")
     held = {"metadata": {"name": "held"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}
     assert (await server.request("POST", f"{RBAC}/namespaces/a/roles", json=held, token=token))[0] == 201
     more = {"metadata": {"name": "more"}, "rules": [
@@ -231,7 +237,7 @@ async def test_the_bootstrap_policy_is_seeded_with_upstreams_marks(server: Serve
 
 async def test_always_allow_keeps_the_old_behaviour(tmp_path: Path) -> None:
     async for server in _start(tmp_path, "AlwaysAllow"):
-        assert (await server.request("GET", "/api/v1/nodes", token=server.token("a", "b")))[0] == 200
+        assert (await server.request("GET", "/api/v1/nodes", token=await server.token("a", "b")))[0] == 200
 
 
 def test_bad_modes_are_refused_as_kube_apiserver_does() -> None:
@@ -250,7 +256,7 @@ async def test_a_resource_names_rule_allows_a_list_pinned_to_that_name(server: S
                                                        "name": "one"},
                "subjects": [{"kind": "ServiceAccount", "name": "b", "namespace": "a"}]}
     assert (await server.request("POST", f"{RBAC}/namespaces/a/rolebindings", json=binding))[0] == 201
-    token = server.token("a", "b")
+    token = await server.token("a", "b")
     pinned = "/api/v1/namespaces/a/secrets?fieldSelector=metadata.name%3Ds1"
     assert (await server.request("GET", pinned, token=token))[0] == 200
     code, body = await server.request("GET", "/api/v1/namespaces/a/secrets?fieldSelector=metadata.name%3Ds2",
@@ -280,7 +286,7 @@ async def test_constrained_impersonation_needs_impersonate_on_as_well(server: Se
     jane = {"metadata": {"name": "jane"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                                                      "name": "reader"}, "subjects": [{"kind": "User", "name": "jane"}]}
     assert (await server.request("POST", f"{RBAC}/namespaces/a/rolebindings", json=jane))[0] == 201
-    token = server.token("a", "deputy")
+    token = await server.token("a", "deputy")
     as_jane = {"Impersonate-User": "jane"}
     code, body = await server.request("GET", "/api/v1/namespaces/a/pods", token=token, headers=as_jane)
     assert code == 403 and body["message"] == (
@@ -339,7 +345,7 @@ async def test_a_restart_puts_back_lost_default_rules_unless_autoupdate_is_off(t
 
 async def test_the_index_rereads_only_the_namespace_that_changed(server: Server) -> None:
     await _setup(server)
-    token = server.token("a", "b")
+    token = await server.token("a", "b")
     index = server.running.server.extra[chain.AUTHORIZER].rbac.index
     assert (await server.request("GET", "/api/v1/namespaces/a/pods", token=token))[0] == 200
     before = index.rereads

@@ -51,6 +51,22 @@ class Cluster:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         return result
 
+    def token_kubeconfig(self, token: str) -> str:
+        """A kubeconfig for this cluster that holds only `token`. The admin kubeconfig's client
+        certificate would win over a `--token` (kube-apiserver tries x509 before bearer tokens)."""
+        import hashlib
+
+        import yaml
+
+        doc = yaml.safe_load(Path(self.kubeconfig).read_text())
+        doc["users"] = [{"name": "token-user", "user": {"token": token}}]
+        for context in doc["contexts"]:
+            context["context"]["user"] = "token-user"
+        path = Path(self.data_dir) / f"token-{hashlib.sha256(token.encode()).hexdigest()[:12]}.kubeconfig"
+        path.write_text(yaml.safe_dump(doc))
+        path.chmod(0o600)
+        return str(path)
+
     def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": self.data_dir,
                "HELM_CACHE_HOME": os.path.join(self.data_dir, "helm-cache"),

@@ -81,13 +81,22 @@ def test_a_certificate_minted_for_a_node_identity_authenticates_as_that_node(clu
     assert (me["username"], me["groups"]) == ("system:node:node-1", ["system:nodes", "system:authenticated"])
 
 
-def test_a_static_token_from_the_token_file_authenticates_with_its_groups(cluster: Cluster, tmp_path: Path) -> None:
-    me = _whoami(cluster, _kubeconfig(cluster, tmp_path / "alice.kubeconfig", {"token": "alice-secret"}))
+def test_a_token_given_beside_the_admin_certificate_loses_to_it_as_upstream(cluster: Cluster) -> None:
+    # kube-apiserver's union tries x509 before bearer tokens; kubectl sends both.
+    assert _whoami_with_token(cluster, "alice-secret")["username"] == "kubernetes-admin"
+
+
+def _whoami_with_token(cluster: Cluster, token: str) -> dict[str, Any]:
+    return json.loads(cluster.kubectl("auth", "whoami", "-o", "json", "--token", token).stdout)["status"]["userInfo"]
+
+
+def test_a_static_token_from_the_token_file_authenticates_with_its_groups(cluster: Cluster) -> None:
+    me = _whoami(cluster, cluster.token_kubeconfig("alice-secret"))
     assert (me["username"], me["uid"], me["groups"]) == ("alice", "u-alice", ["dev", "ops", "system:authenticated"])
 
 
-def test_a_wrong_token_is_refused_with_upstreams_401(cluster: Cluster, tmp_path: Path) -> None:
-    path = _kubeconfig(cluster, tmp_path / "wrong.kubeconfig", {"token": "not-a-token"})
+def test_a_wrong_token_is_refused_with_upstreams_401(cluster: Cluster) -> None:
+    path = cluster.token_kubeconfig("not-a-token")
     result = cluster.kubectl("get", "pods", env={"KUBECONFIG": path}, check=False)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == "error: You must be logged in to the server (Unauthorized)"

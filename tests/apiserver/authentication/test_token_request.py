@@ -174,12 +174,12 @@ async def test_the_issuer_documents_let_a_third_party_verify_a_token(server: Ser
     assert status == 200 and config == {
         "issuer": ISSUER, "jwks_uri": f"{server.url}/openid/v1/jwks", "response_types_supported": ["id_token"],
         "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["RS256"]}
-    async with server.session.get(server.url + "/openid/v1/jwks") as resp:
+    async with server.session.get(server.url + "/openid/v1/jwks", headers={"Authorization": f"Bearer {token}"}) as resp:
         assert resp.headers["Content-Type"] == "application/jwk-set+json"
         assert resp.headers["Cache-Control"] == "public, max-age=3600"
         jwks = jwt.PyJWKSet.from_dict(await resp.json(content_type=None))
-    _, answer = await server.token("robot", {})
-    token = answer["status"]["token"]
+    for path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
+        assert (await server.call("GET", path, token=None))[0] != 401
     key = jwks[jwt.get_unverified_header(token)["kid"]]
     claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=ISSUER, issuer=ISSUER)
     assert claims["sub"] == "system:serviceaccount:default:robot"

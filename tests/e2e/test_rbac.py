@@ -9,8 +9,6 @@ cannot.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 
 import pytest
@@ -49,17 +47,9 @@ def viewer(haru: Cluster) -> str:
 
 @pytest.fixture(scope="module")
 def viewer_kubeconfig(haru: Cluster, viewer: str) -> str:
-    """The admin kubeconfig with the viewer's token in place of the admin's client certificate.
-
-    `kubectl --token` alone would not do: kubectl still presents the kubeconfig's certificate, and
-    the API server authenticates the certificate first (kubernetes/kubectl#1657), as upstream's does.
-    """
-    config = json.loads(haru.kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
-    config["users"] = [{"name": config["users"][0]["name"], "user": {"token": viewer}}]
-    path = os.path.join(haru.data_dir, "viewer.kubeconfig")
-    with open(path, "w") as out:
-        json.dump(config, out)
-    return path
+    """The viewer's token alone: with `--token` kubectl still presents the admin kubeconfig's
+    certificate, which authenticates first (kubernetes/kubectl#1657), as upstream's does."""
+    return haru.token_kubeconfig(viewer)
 
 
 def _token_only(configuration: pyclient.Configuration, token: str) -> None:

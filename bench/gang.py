@@ -134,8 +134,13 @@ async def _run(case: str, nodes: int, gangs: int, size: int) -> Result:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="500 nodes, 100 gangs of 3, 2 gangs of 500")
+    parser.add_argument("--case", nargs=3, type=int, metavar=("NODES", "GANGS", "PODS"),
+                        help="one workload of this shape instead of the list")
     args = parser.parse_args()
-    if args.quick:
+    if args.case:
+        nodes, gangs, size = args.case
+        cases = [(f"{nodes} nodes, {gangs} gangs x {size}", nodes, gangs, size)]
+    elif args.quick:
         cases = [("500 nodes, 100 gangs x 3", 500, 100, 3), ("500 nodes, 2 gangs x 500", 500, 2, 500)]
     else:
         cases = [("5000 nodes, 1000 gangs x 3", 5000, 1000, 3), ("5000 nodes, 2000 gangs x 3", 5000, 2000, 3),

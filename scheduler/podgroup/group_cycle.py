@@ -93,8 +93,9 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
         _reject(host, fw, qpis, pod_group, status, set())
         return
     by_uid = {_uid(q.pod): q for q in qpis}
-    group = PodGroupInfo(pod_group, ordering.order([q.pod for q in qpis]))
-    if group.policy == GANG and len(qpis) + gang.ready_count(key) < group.min_count:
+    group = PodGroupInfo(pod_group, ordering.order([q.pod for q in qpis]), placed=gang.ready_count(key))
+    assert group.placed is not None
+    if group.policy == GANG and len(qpis) + group.placed < group.min_count:
         # The rest of the gang is not in the queue yet (still arriving, or in flight): wait for it
         # as PreEnqueue does; the arrival of a member brings the group back.
         status = Status.unresolvable(WAITING_FOR_MIN_COUNT).with_plugin(gang.name)

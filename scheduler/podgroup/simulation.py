@@ -44,7 +44,11 @@ def attempt_in(algorithm: Algorithm, fw: Framework,
         need = 1
 
     def attempt(where: Placement) -> placements.Attempt[list[PodResult]]:
-        names = [n.name for n in where.nodes]
+        # The root placement is the whole cluster: each pod goes through the usual node search,
+        # which stops once enough feasible nodes are found (percentageOfNodesToScore), as
+        # upstream's group cycle runs schedulePod per pod. A domain is tried whole.
+        whole = not where.name and len(where.nodes) == len(algorithm.snapshot)
+        names = None if whole else [n.name for n in where.nodes]
         results: list[PodResult] = []
         undo: list[Callable[[], None]] = []
         try:
@@ -70,13 +74,16 @@ def attempt_in(algorithm: Algorithm, fw: Framework,
 
 
 def _one(algorithm: Algorithm, fw: Framework, pod: Obj,
-         names: list[str]) -> tuple[PodResult, Callable[[], None] | None]:
+         names: list[str] | None) -> tuple[PodResult, Callable[[], None] | None]:
     cache, snapshot = algorithm.cache, algorithm.snapshot
-    cache.update_snapshot(snapshot)
-    nodes = [info for info in (snapshot.get(name) for name in names) if info is not None]
     state = CycleState()
     try:
-        host = pick(algorithm, fw, state, pod, nodes)
+        if names is None:
+            host = algorithm.schedule_pod(fw, state, pod).suggested_host  # updates the snapshot itself
+        else:
+            cache.update_snapshot(snapshot)
+            nodes = [info for info in (snapshot.get(name) for name in names) if info is not None]
+            host = pick(algorithm, fw, state, pod, nodes)
     except FitError as fit:
         plugins = fit.diagnosis.unschedulable_plugins | fit.diagnosis.pending_plugins
         return PodResult(pod, "", Status.unschedulable(str(fit)), set(plugins), _reasons(fit)), None

@@ -156,7 +156,8 @@ def test_a_gang_that_does_not_fit_binds_nothing_and_says_why_then_binds_whole() 
         assert all(sched.queue.where(p) in ("unschedulable", "backoff") for p in pods)
         [cond] = conditions(client, "pg")
         assert cond["type"] == "PodGroupScheduled" and cond["status"] == "False" and cond["reason"] == "Unschedulable"
-        assert "pod group is unschedulable: needs 5, at most 4 fit: 1 pods Insufficient cpu" in cond["message"]
+        assert cond["message"] == ("0/1 placements are available, first placement status: pod group is unschedulable: "
+                               "needs 5, 4 fit: 1 pods Insufficient cpu; 0/4 nodes are available: 4 Insufficient cpu.")
         assert cond["message"].startswith("0/1 placements are available")
         failed = [e for e in recorder.events if e[2] == "FailedScheduling"]
         assert sorted(e[0] for e in failed) == ["p0", "p1", "p2", "p3", "p4", "pg"]

@@ -260,3 +260,46 @@ def test_like_pods_are_tried_together_highest_priority_first() -> None:
     big = pod("big", requests={"cpu": "2"}, priority=10)
     mixed = [small[0], big, small[1]]
     assert [p["metadata"]["name"] for p in ordering.order(mixed)] == ["big", "s0", "s1"]
+
+
+class Observer:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str, str]] = []
+        self.done: dict[str, str] = {}
+
+    def observe(self, p: Obj, point: str, plugin: str, node_name: str, value: Any) -> None:
+        self.seen.append((p["metadata"]["name"], point, plugin, node_name))
+
+    def attempt_done(self, p: Obj, selected_node: str) -> None:
+        self.done[p["metadata"]["name"]] = selected_node
+
+
+def test_record_results_sees_the_group_cycle_per_plugin_and_per_pod() -> None:
+    async def go() -> None:
+        binder = Binder()
+        observer = Observer()
+        registry = {**REGISTRY, names.DEFAULT_BINDER: lambda a, h, f: binder}
+        sched = Offline(None, config.default(FEATURES), FEATURES, registry=registry, observer=observer)
+        for i in range(2):
+            sched.cache.add_node(node(f"n{i}", cpu="1"))
+        add_group(sched, group("pg", 3))
+        pods = [member(f"p{i}", "pg") for i in range(3)]
+        for p in pods:
+            add_pod(sched, p)
+        await run_once(sched)  # 2 nodes of 1 CPU for a gang of 3: rejected whole
+        assert observer.done == {"p0": "", "p1": "", "p2": ""}
+        filtered = {(pod_name, plugin, n) for pod_name, point, plugin, n in observer.seen if point == "Filter"}
+        assert ("p2", names.NODE_RESOURCES_FIT, "n0") in filtered  # the one that found no room
+        assert {pod_name for pod_name, point, _, _ in observer.seen if point == "Reserve"} == {"p0", "p1"}
+        observer.done.clear()
+        third = node("n2", cpu="1")
+        sched.cache.add_node(third)
+        for qpi in list(sched.queue._infos.values()):  # noqa: SLF001 - skip the backoff wait
+            qpi.timestamp = -100.0
+        sched.queue.move_all_on_event(ClusterEvent(Resource.NODE, ActionType.ADD), None, third)
+        sched.queue.flush_backoff_completed()
+        await run_once(sched)
+        assert sorted(observer.done.values()) == ["n0", "n1", "n2"]
+        permits = [(pod_name, plugin) for pod_name, point, plugin, _ in observer.seen if point == "Permit"]
+        assert sorted(permits) == [(f"p{i}", names.GANG_SCHEDULING) for i in range(3)]
+    asyncio.run(go())

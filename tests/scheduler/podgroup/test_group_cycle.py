@@ -303,3 +303,31 @@ def test_record_results_sees_the_group_cycle_per_plugin_and_per_pod() -> None:
         permits = [(pod_name, plugin) for pod_name, point, plugin, _ in observer.seen if point == "Permit"]
         assert sorted(permits) == [(f"p{i}", names.GANG_SCHEDULING) for i in range(3)]
     asyncio.run(go())
+
+
+def test_take_group_takes_members_from_every_sub_queue_but_not_gated_ones() -> None:
+    async def go() -> None:
+        sched, _, _, _ = make()
+        sched.store(api.PODGROUPS).add(group("pg", 2))
+        pods = [member(f"p{i}", "pg") for i in range(3)]
+        gated = member("gated", "pg", schedulingGates=[{"name": "wait"}])
+        for p in pods + [gated]:
+            add_pod(sched, p)
+        assert sched.queue.where(gated) == "gated"
+        first = await sched.queue.pop()
+        assert first is not None
+        taken = sched.queue.take_group(first)
+        # All three fail together: one goes to backoff, one to the unschedulable pool by hand.
+        for qpi in taken:
+            qpi.unschedulable_plugins = {names.NODE_RESOURCES_FIT}
+            sched.queue.add_unschedulable_if_not_present(qpi)
+        sched.queue.activate([pods[0]])
+        sched.queue._requeue(sched.queue._infos[pods[1]["metadata"]["uid"]], "backoff")  # noqa: SLF001
+        assert {sched.queue.where(p) for p in pods} == {"active", "backoff", "unschedulable"}
+        popped = await sched.queue.pop()
+        assert popped is not None and popped.pod["metadata"]["name"] == "p0"
+        again = sched.queue.take_group(popped)
+        assert sorted(q.pod["metadata"]["name"] for q in again) == ["p0", "p1", "p2"]
+        assert sched.queue.where(gated) == "gated"
+        assert sched.queue.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 1}
+    asyncio.run(go())

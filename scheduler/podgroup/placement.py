@@ -3,7 +3,8 @@ score the feasible ones, keep the best.
 
 `choose(fw, state, group, nodes, attempt)` runs the profile's placementGenerate plugins over the
 root placement (all nodes; each plugin refines the previous one's answer, None keeping it), then
-for each candidate: the aggregate room pre-check for the group's minCount (`placement_capacity`),
+for each candidate: the aggregate room pre-check for the group's minCount (`placement_capacity`;
+only when there are several candidates to choose between),
 and `attempt(placement)`, the caller's pod-by-pod simulation restricted to the placement's nodes
 (it assumes, and reverts before it returns). Feasible placements are scored by the placementScore
 plugins (normalized where the plugin can, weighted, summed; a tie is broken at random) and the

@@ -1,6 +1,7 @@
 """One try of a whole PodGroup inside one placement: each pending pod filtered, scored and assumed
-on the placement's nodes only, then every assumption reverted (upstream's
-podGroupSchedulingDefaultAlgorithm with assumeAndReserve / unreserveAndForget).
+on the placement's nodes only (the root placement, all nodes, through the usual sampled node
+search), then every assumption reverted (upstream's podGroupSchedulingDefaultAlgorithm with
+assumeAndReserve / unreserveAndForget).
 
 `attempt_in(algorithm, fw, group)` gives the `attempt(placement)` callable `placement.choose`
 takes. Pods go in the group's order; a pod that fits no node is recorded and the next is tried; a

@@ -1,13 +1,10 @@
 """GangScheduling (KEP-4671; gates GenericWorkload + GangScheduling): a gang binds whole or not at all.
 
-PreEnqueue keeps a pod out of activeQ while its PodGroup does not exist (upstream's "waiting for
-pods's pod group ... to appear") and, for a gang, until `minCount` pods of the group exist.
-Reserve remembers which pods of each group this scheduler has assumed; Permit makes each of them
-WAIT (5 minutes, upstream's permitTimeoutDuration) until the group's assumed and bound pods reach
-minCount, then allows every waiting one. A pod that passed Permit and is then unreserved (its
-binding failed, it timed out, it was deleted) rejects the group's other waiting pods, so their
-reservations are released together. The PodGroup cycle (`scheduler/podgroup/`) does the
-all-or-nothing placement; this plugin is its barrier. Events: a pod or PodGroup of the group added.
+PreEnqueue holds a pod while its PodGroup is missing and, for a gang, until minCount pods of it
+exist. Reserve remembers the group's pods assumed here; Permit makes them WAIT (5 minutes, as
+upstream's permitTimeoutDuration) until assumed + bound reach minCount, then allows them all; a
+pod unreserved after Permit rejects the rest, so their reservations go together. The PodGroup
+cycle (`scheduler/podgroup/`) places the group; this plugin is its gate and barrier.
 """
 
 from __future__ import annotations

@@ -106,7 +106,8 @@ class GangScheduling:
         if pod_group is None:
             return Status.unresolvable(MISSING_GROUP.format(key.split("/", 1)[1]))
         need = PodGroupInfo(pod_group).min_count
-        if need and self.member_count(key) < need:
+        # The index's size bounds the count from above: while a gang arrives, no scan is needed.
+        if need and (self.pods.index_count(GROUP_INDEX, key) < need or self.member_count(key) < need):
             return Status.unresolvable(WAITING_FOR_MIN_COUNT)
         return None
 

@@ -52,13 +52,14 @@ def attempt_in(algorithm: Algorithm, fw: Framework,
         names = None if whole else [n.name for n in where.nodes]
         results: list[PodResult] = []
         undo: list[Callable[[], None]] = []
+        placed = 0
         try:
             for i, pod in enumerate(group.pods):
-                placed = sum(1 for r in results if r.host)
                 if group.policy == GANG and placed + len(group.pods) - i < need:
                     break  # upstream's PlacementFeasible: the rest cannot make up the minimum
                 result, revert = _one(algorithm, fw, pod, names)
                 results.append(result)
+                placed += bool(result.host)
                 if result.status is not None and result.status.code is Code.ERROR:
                     return placements.Attempt(result.status, PodGroupAssignment(), results)
                 if revert is not None:

@@ -1,16 +1,11 @@
-"""`python -m bench.gang [--quick]`: scheduler_perf's podgroup workloads through haru's PodGroup cycle.
+"""`python -m bench.gang [--quick | --case NODES GANGS PODS]`: scheduler_perf's podgroup shapes.
 
-The shapes of scheduler_perf's gang workloads (5,000 nodes with 1,000 / 2,000 / 3,000 gangs of 3
-pods, and 10 gangs of 5,000 pods) run through the real `Scheduler` in this process: its queue
-(a group popped as one entity), GangScheduling's PreEnqueue and Permit barrier, the PodGroup cycle
-(placement loop, simulation, commit) and one binding task per pod. What is left out is the API
-server: nodes go straight into the cache, pods and PodGroups into the stores the informers would
-fill, and the Bind plugin records the binding instead of POSTing it (so this is the scheduler's
-own cost, not an end-to-end figure like `bench.scheduler`'s). Printed per workload: CPU seconds
-of this process per pod (`time.process_time`; the machine is shared, so wall time would measure
-the neighbours) and the pods/s that CPU bounds, beside issue 13's target (200 pods/s) and the
-published gang-scheduler figures (measurements.md §2.7), with their caveats; and the number of
-gangs left partly bound (bound pods fewer than minCount but more than none), which must be 0.
+5,000 nodes with 1,000 / 2,000 / 3,000 gangs of 3, and 10 gangs of 5,000, through the real
+`Scheduler` in this process (queue, GangScheduling, the PodGroup cycle, a binding task per pod),
+without an API server: nodes, pods and PodGroups are fed to its cache and stores, Bind records.
+Printed: CPU of this process per pod (the machine is shared, so not wall time), the pods/s that
+bounds beside issue 13's 200, gangs left partly bound (must be 0), and measurements.md §2.7's
+published figures with their caveats.
 """
 
 from __future__ import annotations
@@ -134,8 +129,13 @@ async def _run(case: str, nodes: int, gangs: int, size: int) -> Result:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="500 nodes, 100 gangs of 3, 2 gangs of 500")
+    parser.add_argument("--case", nargs=3, type=int, metavar=("NODES", "GANGS", "PODS"),
+                        help="one workload of this shape instead of the list")
     args = parser.parse_args()
-    if args.quick:
+    if args.case:
+        nodes, gangs, size = args.case
+        cases = [(f"{nodes} nodes, {gangs} gangs x {size}", nodes, gangs, size)]
+    elif args.quick:
         cases = [("500 nodes, 100 gangs x 3", 500, 100, 3), ("500 nodes, 2 gangs x 500", 500, 2, 500)]
     else:
         cases = [("5000 nodes, 1000 gangs x 3", 5000, 1000, 3), ("5000 nodes, 2000 gangs x 3", 5000, 2000, 3),

@@ -281,6 +281,7 @@ class SchedulingQueue:
         uid = _uid(qpi.pod)
         now = self.clock()
         from_active: set[str] = set()
+        from_backoff: set[str] = set()
         for other in sorted(self._groups.get(key, ()) - {uid}):
             where = self._where.get(other)
             member = self._infos.get(other)
@@ -288,17 +289,22 @@ class SchedulingQueue:
                 continue
             if where == "active":
                 from_active.add(other)
+            elif where == "backoff":
+                from_backoff.add(other)
             else:
-                self._take_out(other)
+                self._unschedulable.pop(other, None)
             self._where[other] = "flight"
             self._in_flight[other] = _InFlight([])
             member.attempts += 1
             if member.initial_attempt_timestamp is None:
                 member.initial_attempt_timestamp = now
             taken.append(member)
-        if from_active:  # one pass over the heap for the whole group
+        if from_active:  # one pass over each heap for the whole group
             self._active = [e for e in self._active if _uid(e.qpi.pod) not in from_active]
             heapq.heapify(self._active)
+        if from_backoff:
+            self._backoff = [b for b in self._backoff if _uid(b[2].pod) not in from_backoff]
+            heapq.heapify(self._backoff)
         return taken
 
     def _unindex(self, uid: str, pod: Obj) -> None:

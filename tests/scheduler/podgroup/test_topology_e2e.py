@@ -6,6 +6,7 @@ Four hollow 16-CPU nodes; the test labels them into two racks of two with `kubec
 Three 12-CPU pods (first, on the empty cluster) would fit three nodes, but no rack has three.
 Four 6-CPU pods would spread one per node without the constraint (LeastAllocated); with it they
 pack two per node inside one rack. With TopologyAwareWorkloadScheduling=false both tests fail.
+`--record-results` is on: the bound pods carry the placement points' answers too.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from tests.conftest import Cluster, start_haru, stop_haru
 GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
 RACK = "example.com/rack"
 RACKS = {"cpu-0": "r1", "cpu-1": "r1", "cpu-2": "r2", "cpu-3": "r2"}
+PREFIX = "kube-scheduler-simulator.sigs.k8s.io/"
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     c = start_haru(str(tmp_path_factory.mktemp("haru-tas")), "--nodes", "4", "--gpus-per-node", "0",
-                   "--feature-gates", GATES, timeout=60)
+                   "--feature-gates", GATES, "--record-results", timeout=60)
     try:
         for node, rack in RACKS.items():
             c.kubectl("label", "node", node, f"{RACK}={rack}")
@@ -96,3 +98,13 @@ def test_a_gang_with_a_rack_constraint_lands_in_one_rack(cluster: Cluster) -> No
     said = wait_for("PodGroupScheduled", lambda: (c := condition(cluster, "train")) and c["status"] == "True" and c)
     assert said["message"].endswith(f"in placement {RACK}={racks.pop()}"), said["message"]
     assert not any(p["spec"].get("nodeName") for p in pods_of(cluster, "wide"))  # still not one pod of it
+
+    def recorded() -> dict[str, Any] | None:
+        notes = pods_of(cluster, "train")[0]["metadata"].get("annotations") or {}
+        return notes if PREFIX + "placementscore-result" in notes else None
+    notes = wait_for("the recorded results", recorded)
+    assert json.loads(notes[PREFIX + "placementgenerate-result"]) == {
+        "TopologyPlacementGenerator": [f"{RACK}=r1", f"{RACK}=r2"]}
+    scores = json.loads(notes[PREFIX + "placementscore-result"])
+    assert sorted(scores) == [f"{RACK}=r1", f"{RACK}=r2"]  # both racks held the gang, so both were scored
+    assert all(set(by_plugin) == {"NodeResourcesFit", "PodGroupPodsCount"} for by_plugin in scores.values())

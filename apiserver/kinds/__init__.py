@@ -81,7 +81,7 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
         if isinstance(main, horizontalpodautoscaler.HorizontalPodAutoscalerStrategy):
             main.gates = gates  # HPAScaleToZero decides the lowest minReplicas
         if isinstance(main, podgroup.PodGroupStrategy):
-            main.gates = gates  # WorkloadAwarePreemption keeps or drops the preemption fields
+            main.gates = gates  # the gates that keep or drop its preemption and topology fields
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

@@ -1,18 +1,11 @@
-"""`python -m bench.gang [--quick]`: scheduler_perf's podgroup workloads through haru's PodGroup cycle.
+"""`python -m bench.gang [--quick | --case NODES GANGS PODS]`: scheduler_perf's podgroup shapes.
 
-The shapes of scheduler_perf's gang workloads (5,000 nodes with 1,000 / 2,000 / 3,000 gangs of 3
-pods, and 10 gangs of 5,000 pods) run through the real `Scheduler` in this process: its queue
-(a group popped as one entity), GangScheduling's PreEnqueue and Permit barrier, the PodGroup cycle
-(placement loop, simulation, commit) and one binding task per pod. What is left out is the API
-server: nodes go straight into the cache, pods and PodGroups into the stores the informers would
-fill, and the Bind plugin records the binding instead of POSTing it (so this is the scheduler's
-own cost, not an end-to-end figure like `bench.scheduler`'s). Printed per workload: CPU seconds
-of this process per pod (`time.process_time`; the machine is shared, so wall time would measure
-the neighbours) and the pods/s that CPU bounds, beside issue 13's target (200 pods/s) and the
-published gang-scheduler figures (measurements.md §2.7), with their caveats; and the number of
-gangs left partly bound (bound pods fewer than minCount but more than none), which must be 0.
-The TAS variant (`_tas_rows`) labels the nodes into racks and gives every gang a rack constraint
-under TopologyAwareWorkloadScheduling; it also counts gangs bound across racks, which must be 0.
+5,000 nodes with 1,000 / 2,000 / 3,000 gangs of 3, and 10 gangs of 5,000, through the real
+`Scheduler` in this process (queue, GangScheduling, the PodGroup cycle, a binding task per pod),
+without an API server: nodes, pods and PodGroups are fed to its cache and stores, Bind records.
+Printed: CPU of this process per pod (the machine is shared, so not wall time), the pods/s that
+bounds beside issue 13's 200, gangs left partly bound (must be 0), and measurements.md §2.7's
+published figures with their caveats.
 """
 
 from __future__ import annotations

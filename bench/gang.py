@@ -176,7 +176,8 @@ def main() -> None:
         print(f"- {name}: {figure} ({caveat})")
     print("CPU is this process's (time.process_time), not wall time: the machine is shared. No API server: "
           "nodes, pods and PodGroups are fed to the scheduler's cache and stores, and Bind is recorded.")
-    _tas_rows(args.quick)
+    if not getattr(args, "case", None):  # one `--case` workload (gang-core's flag) is that row alone
+        _tas_rows(args.quick)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,11 @@
 """The PodGroup strategy (scheduling.k8s.io/v1alpha2): its immutable fields plus its gated fields.
 
-The immutable fields and the `disruptionMode: Pod` default are the table row in `fixed_fields.py`;
-this class adds what needs a gate (the gates are set by `kinds.strategy_for`): with
-`WorkloadAwarePreemption` off, `disruptionMode`, `priorityClassName` and `priority` are dropped,
-and with `TopologyAwareWorkloadScheduling` off, `schedulingConstraints`, each unless the stored
-object already has it (upstream's dropDisabled…Fields); with the first on a `PodGroup` disruption
-mode is refused for a `basic` group, which is never scheduled as a whole. The priority itself is
-filled by the Priority admission plugin (`admission/plugins/priority.py`).
+The immutable fields and the `disruptionMode: Pod` default are the `fixed_fields.py` row; this
+class adds the gated fields (gates set by `kinds.strategy_for`): `disruptionMode`, `priorityClassName`
+and `priority` go while `WorkloadAwarePreemption` is off, `schedulingConstraints` while
+`TopologyAwareWorkloadScheduling` is, unless the stored object has them (upstream's dropDisabled…Fields);
+with the first on, a `PodGroup` disruption mode is refused for a `basic` group. The priority itself
+comes from the Priority admission plugin (`admission/plugins/priority.py`).
 """
 
 from __future__ import annotations

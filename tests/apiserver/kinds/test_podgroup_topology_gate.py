@@ -1,4 +1,4 @@
-"""PodGroup `spec.schedulingConstraints` and its gate (TopologyAwareWorkloadScheduling, KEP-5732):
+"""PodGroup `spec.schedulingConstraints`, a Workload template's, and their gate (TopologyAwareWorkloadScheduling):
 with the gate off the API server drops the field silently, as upstream's dropDisabledFields does
 (api-1.36.md §1.3); with it on the constraint is stored as sent."""
 
@@ -66,3 +66,29 @@ async def test_with_the_gate_off_the_constraint_is_dropped_and_the_rest_kept(ung
     assert created["spec"]["disruptionMode"] == "Pod"  # WorkloadAwarePreemption is on: its default stays
     status, read, _ = await ungated.request("GET", GROUPS + "/g1")
     assert "schedulingConstraints" not in read["spec"]
+
+
+WORKLOADS = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/workloads"
+
+
+def workload(name: str) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"podGroupTemplates": [{"name": "workers", "schedulingPolicy": {"gang": {"minCount": 4}},
+                                            "schedulingConstraints": TOPOLOGY}]}}
+
+
+@pytest.mark.asyncio
+async def test_a_workload_template_keeps_its_constraint_with_the_gate_on(gated: InProcess) -> None:
+    status, created, _ = await gated.request("POST", WORKLOADS, json=workload("w1"))
+    assert status == 201, created
+    assert created["spec"]["podGroupTemplates"][0]["schedulingConstraints"] == TOPOLOGY
+
+
+@pytest.mark.asyncio
+async def test_a_workload_template_loses_its_constraint_with_the_gate_off(ungated: InProcess) -> None:
+    status, created, _ = await ungated.request("POST", WORKLOADS, json=workload("w1"))
+    assert status == 201, created
+    [template] = created["spec"]["podGroupTemplates"]
+    assert "schedulingConstraints" not in template
+    assert template["schedulingPolicy"] == {"gang": {"minCount": 4}}

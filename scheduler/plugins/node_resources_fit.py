@@ -12,6 +12,7 @@ ScorePlacement (PodGroup cycle, KEP-5732) always packs: `node_resources_fit_plac
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -150,13 +151,22 @@ class NodeResourcesFit:
         if r.scalar:
             suspects = range(len(nodes))  # extended resources: the full check on every node
         else:
+            # `filter`'s fast path, inlined and remembered per NodeInfo (NodeInfo.memo) for these
+            # requests: only a node that might be short gets the full check.
             cpu, memory, storage = r.milli_cpu, r.memory, r.ephemeral_storage
-            # `filter`'s fast path, inlined: only a node that might be short gets the full check.
-            suspects = [i for i, node in enumerate(nodes)
-                        if not (len(node.pods) < node.allocatable.allowed_pod_number
-                                and cpu <= node.allocatable.milli_cpu - node.requested.milli_cpu
-                                and memory <= node.allocatable.memory - node.requested.memory
-                                and storage <= node.allocatable.ephemeral_storage - node.requested.ephemeral_storage)]
+            key = sys.intern(f"{self.name} fits {cpu} {memory} {storage}")
+            suspects = []
+            for i, node in enumerate(nodes):
+                memo = node.memo
+                room = memo.get(key)
+                if room is None:
+                    have, used = node.allocatable, node.requested
+                    room = memo[key] = (len(node.pods) < have.allowed_pod_number
+                                        and cpu <= have.milli_cpu - used.milli_cpu
+                                        and memory <= have.memory - used.memory
+                                        and storage <= have.ephemeral_storage - used.ephemeral_storage)
+                if not room:
+                    suspects.append(i)
         found = {}
         for i in suspects:
             status = self.filter(state, pod, nodes[i])

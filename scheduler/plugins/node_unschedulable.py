@@ -47,8 +47,9 @@ class NodeUnschedulable:
 
     def filter_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[int, Status]:
         # Only a cordoned node (or one whose Node object is gone) can fail: look at those alone,
-        # found with C-level scans since the usual batch has none.
-        if not any(map(_CORDONED, nodes)) and None not in map(_NODE, nodes):
+        # found with C-level scans since the usual batch has none (a Node object is a non-empty
+        # dict, so `all` finds a missing one; an odd empty one just takes the slow path).
+        if not any(map(_CORDONED, nodes)) and all(map(_NODE, nodes)):
             return {}
         suspects = [i for i, node in enumerate(nodes) if node.unschedulable or node.node is None]
         found = {}

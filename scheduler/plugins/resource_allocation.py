@@ -11,7 +11,9 @@ counts its devices (`extended_resource_devices.py`). Integer arithmetic, as upst
 
 from __future__ import annotations
 
+import itertools
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +27,7 @@ Obj = dict[str, Any]
 Strategy = Callable[[Sequence[int], Sequence[int]], int]
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10  # shape scores are 0..10 in the config, scaled to 0..100
+_SCORERS = itertools.count(1)
 DEFAULT_RESOURCES = ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})
 
 
@@ -187,6 +190,11 @@ class ResourceScorer:
     use_requested: bool  # False: non-zero requests for cpu and memory (Fit); True: real requests (Balanced)
     cpu_memory: CpuMemoryBatch | None = None  # `strategy` over many nodes, for the default specs
 
+    def __post_init__(self) -> None:
+        # Names this scorer's answers in NodeInfo.memo: profiles share the snapshot and may
+        # configure the same plugin differently, so the key is the scorer's, not the plugin's.
+        self._memo_prefix = f"score#{next(_SCORERS)}"
+
     def pod_requests(self, pod: Obj) -> list[int]:
         requests: Resource = pod_requests(pod, non_zero=not self.use_requested)
         return [requests.get(spec.name) for spec in self.specs]
@@ -225,7 +233,16 @@ class ResourceScorer:
         cpu, memory = pod_requests[0], pod_requests[1]
         strategy, use_requested = self.strategy, self.use_requested
         if self.cpu_memory is not None:
-            return self.cpu_memory(nodes, cpu, memory, use_requested)
+            # Remembered per NodeInfo for these requests: only nodes that changed since an
+            # earlier pod with the same requests looked at them are scored again.
+            key = sys.intern(f"{self._memo_prefix} {cpu} {memory}")
+            out = [node.memo.get(key) for node in nodes]
+            if None not in out:
+                return out  # type: ignore[return-value]
+            missing = [i for i, score in enumerate(out) if score is None]
+            for i, score in zip(missing, self.cpu_memory([nodes[i] for i in missing], cpu, memory, use_requested)):
+                out[i] = nodes[i].memo[key] = score
+            return out  # type: ignore[return-value]
         out = []
         for node in nodes:
             used, have = (node.requested if use_requested else node.non_zero_requested), node.allocatable

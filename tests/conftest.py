@@ -113,8 +113,13 @@ def _wait_for_default_account(cluster: Cluster, deadline: float) -> None:
 
 def _drain(process: subprocess.Popen[str]) -> None:
     """Keep reading what `haru up` prints once it serves: a full pipe would stop the server mid-write."""
+    def drain(pipe: Any) -> None:
+        for _ in pipe:
+            pass
+        pipe.close()  # at EOF (the process ended): no unclosed-file ResourceWarning later
+
     for pipe in (process.stdout, process.stderr):
-        threading.Thread(target=lambda p=pipe: [None for _ in p], daemon=True).start()
+        threading.Thread(target=drain, args=(pipe,), daemon=True).start()
 
 
 def stop_haru(cluster: Cluster) -> None:

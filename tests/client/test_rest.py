@@ -140,3 +140,22 @@ async def test_an_informer_with_a_shard_selector_holds_exactly_its_shard(client:
     listed = await client.list(CONFIGMAPS, "sharded", shard_selector=selector)
     assert len(listed["items"]) == len(informer.store)  # the server filtered the same way
 
+
+
+async def test_a_burst_of_requests_shares_a_bounded_set_of_connections(client: RestClient) -> None:
+    from client import rest
+
+    await client.close()  # a fresh pool: count only the connections this burst opens
+    opened: list[object] = []
+    connector = client.session.connector
+    assert connector is not None
+    real_create = connector._create_connection  # aiohttp's one place a new connection is made
+
+    async def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(args)
+        return await real_create(*args, **kwargs)
+
+    connector._create_connection = counting  # type: ignore[method-assign]
+    answers = await asyncio.gather(*(client.get(NAMESPACES, "default") for _ in range(192)))
+    assert all(a["metadata"]["name"] == "default" for a in answers)
+    assert 0 < len(opened) <= rest.MAX_IN_FLIGHT < 192  # 192 at once, not 192 handshakes

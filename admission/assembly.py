@@ -4,9 +4,10 @@
 chain, so the server's follower task can reach the policy source (VAP status) and the quota
 plugin (`status.used`). The order is upstream's (AllOrderedPlugins), limited to what haru has:
 mutating LimitRanger, ServiceAccount, Priority, MutatingAdmissionPolicy; validating LimitRanger,
-ServiceAccount, Priority, ValidatingAdmissionPolicy, ResourceQuota (which must come last: it
-reserves usage). ServiceAccount is in `OPTIONAL`: it runs when `enable` names it (`haru up` does;
-an API server started without controllers, as most tests do, has no accounts to find).
+ServiceAccount, Priority, JobValidation (while `job_validation`: GenericWorkload or WorkloadWithJob
+is on), ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
+ServiceAccount is in `OPTIONAL`: it runs when `enable` names it (`haru up` does; an API server
+started without controllers, as most tests do, has no accounts to find).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from admission.chain import Chain, MutatingPlugin
+from admission.plugins.job_validation import JobValidationPlugin
 from admission.plugins.limit_ranger import LimitRangerPlugin
 from admission.plugins.priority import PriorityPlugin
 from admission.plugins.resource_quota import ResourceQuotaPlugin
@@ -34,12 +36,16 @@ class Assembly:
 
 
 def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutating_policies: bool = True,
-             enable: frozenset[str] = frozenset()) -> Assembly:
+             enable: frozenset[str] = frozenset(), pod_group_priority: bool = False,
+             job_validation: bool = True) -> Assembly:
+    """`pod_group_priority`: the WorkloadAwarePreemption gate, under which Priority also resolves PodGroups'."""
     policies = PolicySource(view, static)
-    limits, priority, quota = LimitRangerPlugin(view), PriorityPlugin(view), ResourceQuotaPlugin(view)
+    priority = PriorityPlugin(view, pod_groups=pod_group_priority)
+    limits, quota = LimitRangerPlugin(view), ResourceQuotaPlugin(view)
     accounts = [ServiceAccountPlugin(view)] if "ServiceAccount" in enable else []
     mutating: list[MutatingPlugin] = [limits, *accounts, priority]
     if mutating_policies:
         mutating.append(MutatingPolicyPlugin(policies, view))
-    chain = Chain(mutating, [limits, *accounts, priority, ValidatingPolicyPlugin(policies, view), quota])
+    jobs = [JobValidationPlugin(view)] if job_validation else []
+    chain = Chain(mutating, [limits, *accounts, priority, *jobs, ValidatingPolicyPlugin(policies, view), quota])
     return Assembly(chain, policies, quota)

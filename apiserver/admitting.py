@@ -150,7 +150,10 @@ def install(server: "Server", manifests_dir: str | None = None, *,
     static = manifests.load(manifests_dir, admission_policies.prepare_manifest) if manifests_dir else None
     built = assembly.assemble(StoreView(server), static,
                               mutating_policies=server.gates.enabled("MutatingAdmissionPolicy"),
-                              enable=enable_plugins)
+                              enable=enable_plugins,
+                              pod_group_priority=server.gates.enabled("WorkloadAwarePreemption"),
+                              job_validation=server.gates.enabled("GenericWorkload")
+                              or server.gates.enabled("WorkloadWithJob"))
     server.admission = built
     return built
 

@@ -38,6 +38,7 @@ from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import certs, kubeconfig, summary, supervisor
+from controllers import features as controller_features
 from nodes import flags as node_flags
 from nodes import node_fault
 from nodes.devices import fault as fault_cmd
@@ -158,7 +159,8 @@ async def up(args: argparse.Namespace) -> int:
         kubeconfig.write(path, running.url, token, ca_pem)
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
-        controllers = await supervisor.start_controllers(path, embedded=args.embedded)
+        controllers = await supervisor.start_controllers(
+            path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates))
         componentstatuses.register(running.server, "controller-manager", controllers.health)
         scheduler = await supervisor.start_scheduler(
             path, feature_gates=scheduler_features.select(args.feature_gates),

@@ -32,6 +32,7 @@ from cluster import certs, kubeconfig, summary, supervisor
 from controllers import builtin
 from nodes import flags as node_flags
 from nodes import pools
+from controllers import features as controller_features
 from scheduler import features as scheduler_features
 
 T = TypeVar("T")
@@ -134,7 +135,8 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     # Their kubeconfig has no CA (plain HTTP): the root CA publisher is told the cluster's.
     settings = {"root-ca-certificate-publisher": {"ca_pem": ca_pem}, **options.controller_settings}
     starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers,
-                                          settings=settings),
+                                          settings=settings,
+                                          feature_gates=controller_features.select(options.feature_gates)),
               supervisor.start_scheduler(inner_path, feature_gates=scheduler_features.select(options.feature_gates),
                                          embedded=True)]
     if shapes:

@@ -6,6 +6,7 @@ nodes, either as child processes or as tasks in the caller's event loop.
 unasked, stopped with SIGTERM then SIGKILL); with `embedded=True` it runs the same controllers as
 asyncio tasks over the kubeconfig, or over a URL, token and CA. Either way the caller gets an
 object with `async stop()`. The controllers themselves live in `controllers/builtin.py`.
+`--feature-gates` reaches the controllers too (their part of it: `controllers/features.py`).
 `start_scheduler(...)` does the same for `python -m scheduler` (passing `--feature-gates`,
 `--config`, `--scheduler-name` and `--record-results` through; `scheduler/scheduler.py`).
 `start_nodes(...)` does the same for `python -m nodes` (the kubelets live in `nodes/host.py`);
@@ -26,7 +27,7 @@ from typing import IO, Any, Protocol
 
 from client import kubeconfig
 from client.rest import RestClient
-from controllers import builtin
+from controllers import builtin, features as controller_features
 from controllers.manager import Manager
 from nodes import pools
 
@@ -135,23 +136,30 @@ class EmbeddedControllers:
         return ("False", "", "; ".join(problems)) if problems else ("True", "ok", "")
 
 
-def controllers_argv(kubeconfig_path: str, *, python: str = sys.executable, verbose: bool = False) -> list[str]:
+def controllers_argv(kubeconfig_path: str, *, feature_gates: str = "", python: str = sys.executable,
+                     verbose: bool = False) -> list[str]:
     argv = [python, "-m", "controllers", "--kubeconfig", kubeconfig_path]
+    if feature_gates:
+        argv += ["--feature-gates", feature_gates]
     return argv + ["--verbose"] if verbose else argv
 
 
 async def start_controllers(kubeconfig_path: str | None = None, *, url: str | None = None,
                             token: str | None = None, ca_pem: bytes | None = None, embedded: bool = False,
                             only: tuple[str, ...] = builtin.NAMES, output: IO[Any] | int | None = None,
-                            verbose: bool = False, settings: builtin.Settings | None = None) -> Component:
+                            verbose: bool = False, settings: builtin.Settings | None = None,
+                            feature_gates: str = "") -> Component:
     """Run the built-in controllers against the API server; returns something to `stop()`.
 
-    `settings` (per controller, e.g. a shorter grace period) reach embedded controllers only.
+    `settings` (per controller, e.g. a shorter grace period) reach embedded controllers only;
+    `feature_gates` (the controllers' part of the flag) both. Embedded, a bad gate raises ValueError.
     """
+    gates = controller_features.parse(feature_gates)
     if not embedded:
         if kubeconfig_path is None:
             raise ValueError("the controllers co-process reads a kubeconfig: pass kubeconfig_path")
-        argv = controllers_argv(kubeconfig_path, verbose=verbose) + ["--controllers", ",".join(only)]
+        argv = controllers_argv(kubeconfig_path, feature_gates=feature_gates, verbose=verbose)
+        argv += ["--controllers", ",".join(only)]
         return await CoProcess("controllers", argv, output=output).start()
     if kubeconfig_path is not None:
         config = kubeconfig.load(kubeconfig_path)
@@ -161,7 +169,7 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
         raise ValueError("pass kubeconfig_path, or url (with token and ca_pem as needed)")
     client = RestClient(config, user_agent="haru-controllers/0.1")
     try:
-        manager = await builtin.start(client, only, settings=settings)
+        manager = await builtin.start(client, only, settings=settings, features=gates)
     except BaseException:
         await client.close()
         raise

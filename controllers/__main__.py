@@ -1,7 +1,8 @@
 """`python -m controllers --kubeconfig PATH`: run the built-in controllers as a co-process.
 
 Connects with the kubeconfig (any cluster, not only haru), retries until the API server answers,
-runs until SIGTERM or SIGINT and then stops cleanly (exit 0). `cluster/supervisor.py` starts it
+runs until SIGTERM or SIGINT and then stops cleanly (exit 0). A bad `--feature-gates` value
+stops it first (exit 1, kube-controller-manager's text). `cluster/supervisor.py` starts it
 and restarts it if it crashes; `builtin.py` says which controllers run.
 """
 
@@ -15,7 +16,7 @@ import sys
 from client import kubeconfig, startup
 from client.rest import RestClient
 from client import event_loop
-from controllers import builtin
+from controllers import builtin, features as feature_gates
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"comma-separated subset of: {', '.join(builtin.NAMES)}")
     parser.add_argument("--workers", type=int, default=None,
                         help="concurrent reconciles per controller (default: kube-controller-manager's per controller)")
+    parser.add_argument("--feature-gates", default="",
+                        help="kube-controller-manager syntax, e.g. WorkloadWithJob=false")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return parser
 
@@ -34,6 +37,11 @@ async def _main(args: argparse.Namespace) -> int:
     # Informer caches are large trees of JSON dicts without cycles; the default GC thresholds make
     # the initial list of 100k objects take seconds of collector time (see apiserver/runner.py).
     gc.set_threshold(50_000, 100, 100)
+    try:
+        gates = feature_gates.parse(args.feature_gates)
+    except ValueError as exc:
+        print(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}', file=sys.stderr)
+        return 1
     config = kubeconfig.load(args.kubeconfig, args.context)
     only = tuple(n.strip() for n in args.controllers.split(",") if n.strip())
     unknown = set(only) - set(builtin.NAMES)
@@ -44,7 +52,7 @@ async def _main(args: argparse.Namespace) -> int:
     async with RestClient(config, user_agent="haru-controllers/0.1") as client:
         if not await startup.wait_for_server(client, stop):
             return 0
-        await builtin.run(client, stop, only, workers=args.workers)
+        await builtin.run(client, stop, only, workers=args.workers, features=gates)
     return 0
 
 

@@ -5,7 +5,8 @@ the ResourceClaim controller, device-taint eviction, ReplicaSet, Deployment, Job
 TTL-after-finished, CronJob, StatefulSet, DaemonSet, the PersistentVolume binder, node lifecycle,
 taint eviction, PodGC, the kube-root-ca.crt publisher, disruption, EndpointSlice, Endpoints,
 ReplicationController, HorizontalPodAutoscaler),
-each with its keyword settings from `settings[name]` (tests shorten the rechecks); `start` runs a
+each with its keyword settings from `settings[name]` (tests shorten the rechecks) and, for the
+gated ones, the `features` (`features.py`); `start` runs a
 `manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
 """
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from client.rest import RestClient
+from controllers import features as feature_gates
 from controllers.cron_job import CronJobController
 from controllers.daemon_set import DaemonSetController
 from controllers.deployment import DeploymentController
@@ -68,6 +70,8 @@ CONTROLLERS: dict[str, Callable[..., Controller]] = {
     "horizontal-pod-autoscaler": HorizontalPodAutoscalerController,
 }
 NAMES = tuple(CONTROLLERS)
+# The controllers whose behaviour depends on feature gates; they get `features=`.
+GATED = frozenset({"job", "resource-claim"})
 Settings = dict[str, dict[str, Any]]
 # Concurrent reconciles, kube-controller-manager's defaults (--concurrent-gc-syncs=20,
 # --concurrent-namespace-syncs=10, --concurrent-replicaset-syncs=5, ...); the others get DEFAULT_WORKERS.
@@ -77,15 +81,19 @@ WORKERS = {"garbage-collector": 20, "namespace": 10, "replicaset": 5, "deploymen
 DEFAULT_WORKERS = 2
 
 
-def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Settings | None = None) -> list[Controller]:
+def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Settings | None = None,
+                features: feature_gates.Features | None = None) -> list[Controller]:
     settings = settings or {}
-    return [factory(client, **settings.get(name, {})) for name, factory in CONTROLLERS.items() if name in only]
+    gates = dict(feature_gates.defaults() if features is None else features)
+    # A test's settings may name `features` for one controller; they win over the shared gates.
+    return [factory(client, **{**({"features": gates} if name in GATED else {}), **settings.get(name, {})})
+            for name, factory in CONTROLLERS.items() if name in only]
 
 
 async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
-                settings: Settings | None = None) -> Manager:
+                settings: Settings | None = None, features: feature_gates.Features | None = None) -> Manager:
     """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`)."""
-    manager = Manager(client, controllers(client, only, settings), workers=workers or DEFAULT_WORKERS,
+    manager = Manager(client, controllers(client, only, settings, features), workers=workers or DEFAULT_WORKERS,
                       workers_for=WORKERS if workers is None else None)
     try:
         await manager.start()
@@ -96,8 +104,8 @@ async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: i
 
 
 async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
-              settings: Settings | None = None) -> None:
-    manager = await start(client, only, workers=workers, settings=settings)
+              settings: Settings | None = None, features: feature_gates.Features | None = None) -> None:
+    manager = await start(client, only, workers=workers, settings=settings, features=features)
     try:
         await stop.wait()
     finally:

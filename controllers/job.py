@@ -25,7 +25,7 @@ from client.informer import Event
 from client.resources import JOBS, PODS
 from client.rest import RestClient
 from controllers import events, job_backoff, job_conditions as conds, job_failure_policy, job_indexes, job_pods
-from controllers import job_success_policy, timestamps
+from controllers import features as feature_gates, job_success_policy, job_workload, timestamps
 from controllers.reconciling import Result, Watch, by_name
 
 log = logging.getLogger("haru.controllers.job")
@@ -76,12 +76,18 @@ class JobController:
     name = "job"
 
     def __init__(self, client: RestClient, *, backoff_base: float = job_backoff.BASE,
-                 backoff_cap: float = job_backoff.CAP, clock: Callable[[], float] = time.time) -> None:
+                 backoff_cap: float = job_backoff.CAP, clock: Callable[[], float] = time.time,
+                 features: feature_gates.Features | None = None) -> None:
         self.client = client
         self.backoff_base, self.backoff_cap, self.clock = backoff_base, backoff_cap, clock
         self.jobs = Watch(JOBS, by_name)
         self.pods = Watch(PODS, self._pod_keys, indexers={OWNER_INDEX: _owner_uid, OWNER_NAME_INDEX: _owner_key})
         self.watches = [self.jobs, self.pods]
+        # With WorkloadWithJob, gang-shaped Indexed Jobs get a Workload and a PodGroup first.
+        gates = feature_gates.defaults() if features is None else features
+        self.groups = job_workload.Groups(client) if feature_gates.job_workloads(gates) else None
+        if self.groups is not None:
+            self.watches += self.groups.watches
         self._ctx: Any = None
         self._backoff: dict[str, job_backoff.Record] = {}
         # Per Job uid, pod name → what we did to it that the pod cache must show before we act again.
@@ -92,6 +98,8 @@ class JobController:
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
+        if self.groups is not None:
+            self.groups.prepare(ctx)
 
     def _store(self, watch: Watch) -> Any:
         informer = self._ctx.informer(watch) if self._ctx is not None else None
@@ -140,7 +148,11 @@ class JobController:
             await Sync.release_orphans(self, orphans)
         if job is None:
             self._written.pop(key, None)
+            if self.groups is not None:
+                self.groups.forget(key)
             return None
+        if self.groups is not None and conds.finished(job) is not None:
+            self.groups.forget(key)
         if conds.finished(job) is not None:
             self._expected.pop(uid, None)
         written, cached = self._written.get(key), _rv(job)
@@ -180,6 +192,7 @@ class Sync:
         self.only_failed = self.spec.get("podReplacementPolicy") == "Failed"
         self.per_index = self.spec.get("backoffLimitPerIndex") if self.indexed else None
         self.requeue: float | None = None
+        self.pod_group: str | None = None  # the PodGroup new pods join (job_workload.py)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -418,6 +431,9 @@ class Sync:
         missing = want - len(running) - (len(terminating) if self.only_failed else 0)
         candidates = [i for i in range(self.completions) if i not in done and i not in busy][:max(0, missing)]
         if candidates and self._wait_backoff():
+            if self.c.groups is not None and job_workload.candidate(self.job):
+                # Workload → PodGroup → Pods, the order KEP-5547 asks for.
+                self.pod_group = await self.c.groups.ensure(self.job, self.pods, self._event)
             await self._create(candidates)
         return doomed
 
@@ -446,6 +462,8 @@ class Sync:
         for index in indexes[:MAX_PODS_PER_SYNC]:
             failures = self._index_failures(index) if index is not None and self.per_index is not None else (0, 0)
             body = job_pods.new_pod(self.job, index, failures)
+            if self.pod_group is not None:
+                body["spec"]["schedulingGroup"] = {"podGroupName": self.pod_group}
             try:
                 pod = await self.c.client.create(PODS, body, self.meta.get("namespace"))
             except errors.APIError as exc:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from controllers import pod_group_claims
+
 Obj = dict[str, Any]
 # The annotation a generated claim carries: the pod's entry name it was made for.
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
@@ -83,9 +85,12 @@ def uses_claims(pod: Obj) -> bool:
 
 
 def is_for_pod(pod: Obj, claim: Obj) -> str | None:
-    """None when the pod owns the claim; else upstream's reason why it does not."""
+    """None when the pod owns the claim (or its PodGroup does: a claim for the whole group,
+    `pod_group_claims.py`); else upstream's reason why it does not."""
     uid = _meta(pod).get("uid")
     if any(ref.get("uid") == uid for ref in _meta(claim).get("ownerReferences") or []):
+        return None
+    if pod_group_claims.owned_by_group_of(pod, claim):
         return None
     return f"ResourceClaim {_meta(claim).get('name')} was not created for pod {_meta(pod).get('name')} (pod is not owner)"
 

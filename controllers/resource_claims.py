@@ -1,6 +1,7 @@
 """The ResourceClaim controller: claims for pods' ResourceClaimTemplate entries, and claims let go.
 
-Upstream's pkg/controller/resourceclaim, keyed `("pod", ns/name)` or `("claim", ns/name)`:
+Upstream's pkg/controller/resourceclaim, keyed `("pod", ns/name)`, `("claim", ns/name)` or, with
+DRAWorkloadResourceClaims, `("podgroup", ns/name)`:
 * a pod: for each `spec.resourceClaims[]` entry with a template whose claim is not recorded (or
   was lost), reuse a claim the pod owns with the `pod-claim-name` annotation, else create one from
   the template (generateName `<pod>-<entry>-`, an owning controller reference); record them all in
@@ -9,6 +10,10 @@ Upstream's pkg/controller/resourceclaim, keyed `("pod", ns/name)` or `("claim", 
 * a claim: drop `reservedFor` entries of pods that are gone, replaced or done; when none is left,
   clear the allocation of a claim under `delete-protection` and then remove that finalizer; a
   generated claim whose pod is done is deleted (a pod that is gone is left to the garbage collector).
+  A PodGroup's reservation stays while that PodGroup exists.
+* a PodGroup (KEP-5729): one claim per template entry, owned by the group, recorded in its
+  `status.resourceClaimStatuses`; a pod entry that matches a group entry (`pod_group_claims.py`)
+  records the group's claim instead of getting its own.
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ from typing import Any
 
 from client import errors
 from client.informer import Event
-from client.resources import PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
+from client.resources import PODGROUPS, PODS, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from client.rest import RestClient
-from controllers import events, pod_claims
+from controllers import events, features as feature_gates, pod_claims, pod_group_claims
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.resourceclaim")
@@ -55,12 +60,24 @@ def _owner_uids(claim: Obj) -> list[str]:
 class ResourceClaimController:
     name = "resource-claim"
 
-    def __init__(self, client: RestClient) -> None:
+    def __init__(self, client: RestClient, features: feature_gates.Features | None = None) -> None:
         self.client = client
-        self.pods = Watch(PODS, self._pod_keys, indexers={POD_INDEX: pod_claims.claim_index})
-        self.claims = Watch(RESOURCECLAIMS, self._claim_keys, indexers={OWNER_INDEX: _owner_uids})
+        self.features = feature_gates.defaults() if features is None else features
+        # With DRAWorkloadResourceClaims, PodGroups get claims of their own (pod_group_claims.py).
+        self.group_claims = feature_gates.group_claims(self.features)
+        pod_indexers = {POD_INDEX: pod_claims.claim_index}
+        if self.group_claims:
+            pod_indexers[pod_group_claims.GROUP_INDEX] = pod_group_claims.group_index
+        self.pods = Watch(PODS, self._pod_keys, indexers=pod_indexers)
+        claim_indexers = {OWNER_INDEX: _owner_uids}
+        if self.group_claims:
+            claim_indexers[pod_group_claims.RESERVED_INDEX] = pod_group_claims.reserved_index
+        self.claims = Watch(RESOURCECLAIMS, self._claim_keys, indexers=claim_indexers)
         self.templates = Watch(RESOURCECLAIMTEMPLATES, lambda event: [])
         self.watches = [self.pods, self.claims, self.templates]
+        self.pod_groups = Watch(PODGROUPS, self._group_keys)
+        if self.group_claims:
+            self.watches.append(self.pod_groups)
         self._ctx: Any = None
         # Pods seen deleted: their reservations can go without asking the API server.
         self._deleted: OrderedDict[str, None] = OrderedDict()
@@ -118,6 +135,23 @@ class ResourceClaimController:
                      for p in store.by_index(POD_INDEX, key) if not _meta(p).get("deletionTimestamp")]
         return keys
 
+    def _group_keys(self, event: Event) -> list[Hashable]:
+        """A PodGroup's own claims, its pods (they may now find the group's claim), and once it is
+        deleted the claims reserved for it."""
+        meta = _meta(event.obj)
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        keys: list[Hashable] = [] if event.type == "DELETED" else [("podgroup", key)]
+        claims = self._store(self.claims)
+        if event.type == "DELETED" and claims is not None:
+            # Its reservations go with it.
+            keys += [("claim", f"{_meta(c).get('namespace')}/{_meta(c).get('name')}")
+                     for c in claims.by_index(pod_group_claims.RESERVED_INDEX, key)]
+        store = self._store(self.pods)
+        if store is not None:
+            keys += [("pod", f"{_meta(p).get('namespace')}/{_meta(p).get('name')}")
+                     for p in store.by_index(pod_group_claims.GROUP_INDEX, key) if not _meta(p).get("deletionTimestamp")]
+        return keys
+
     def _remember_deleted(self, uid: str) -> None:
         if not uid:
             return
@@ -135,6 +169,8 @@ class ResourceClaimController:
             await self.sync_pod(name)
         elif kind == "claim":
             await self.sync_claim(name)
+        elif kind == "podgroup":
+            await self.sync_pod_group(name)
         return None
 
     async def sync_pod(self, key: str) -> None:
@@ -164,12 +200,18 @@ class ResourceClaimController:
             if named.check_owner and (reason := pod_claims.is_for_pod(pod, claim)):
                 raise RuntimeError(reason)
             status = claim.get("status") or {}
+            if pod_group_claims.owned_by_group_of(pod, claim):
+                continue  # the group's claim: the scheduler reserves it for the PodGroup
             if status.get("allocation") and not pod_claims.is_reserved_for_pod(pod, claim) \
                     and pod_claims.can_be_reserved(claim):
                 await self._reserve(pod, claim)
 
     async def _handle_entry(self, pod: Obj, entry: Obj) -> str | None:
         """The name of a claim to record for this entry, or None when nothing changes."""
+        if self.group_claims and pod_group_claims.group_of(pod):
+            shared = self._group_claim_for(pod, entry)
+            if shared is not None:
+                return shared or None
         try:
             named = pod_claims.name_for(pod, entry)
         except pod_claims.NotCreatedYet:
@@ -195,6 +237,77 @@ class ResourceClaimController:
             claim = await self._create_from_template(pod, entry, template_name)
         return str(_meta(claim).get("name"))
 
+    def _group_claim_for(self, pod: Obj, entry: Obj) -> str | None:
+        """For a pod of a PodGroup: "" when the entry is the group's but there is nothing (new) to
+        record, the group's claim name to record, or None when the entry is the pod's own."""
+        namespace = _meta(pod).get("namespace") or ""
+        group = self._cached(self.pod_groups, f"{namespace}/{pod_group_claims.group_of(pod)}")
+        if group is None:
+            return ""  # the group is not here yet: its arrival brings the pod back
+        shared = pod_group_claims.shared_entry(group, entry)
+        if shared is None:
+            return None
+        if not entry.get("resourceClaimTemplateName"):
+            return ""  # a claim named directly: nothing to create or record
+        name = pod_group_claims.recorded(group, entry["name"])
+        if name is None:
+            claim = pod_group_claims.generated(group, entry["name"], self._claims_owned_by(_meta(group).get("uid") or ""))
+            name = _meta(claim).get("name") if claim is not None else None
+        if name is None:
+            return ""  # the group's claim is being made: its event brings the pod back
+        try:
+            known = pod_claims.name_for(pod, entry).name
+        except pod_claims.NotCreatedYet:
+            known = None
+        return "" if known == name else name
+
+    async def sync_pod_group(self, key: str) -> None:
+        """One claim per template entry of the group, recorded in the group's status."""
+        group = self._cached(self.pod_groups, key)
+        if group is None or _meta(group).get("deletionTimestamp"):
+            return
+        meta = _meta(group)
+        owned = self._claims_owned_by(meta.get("uid") or "")
+        statuses: dict[str, str] = {}
+        changed = False
+        for entry in (group.get("spec") or {}).get("resourceClaims") or []:
+            template_name = entry.get("resourceClaimTemplateName")
+            if not template_name:
+                continue
+            name = pod_group_claims.recorded(group, entry["name"])
+            if name is not None and self._cached(self.claims, f"{meta.get('namespace')}/{name}") is not None:
+                statuses[entry["name"]] = name
+                continue
+            claim = pod_group_claims.generated(group, entry["name"], owned)
+            if claim is None:
+                try:
+                    claim = await self._create_claim(group, pod_group_claims.owner_reference(group), entry,
+                                                     template_name)
+                except Exception as exc:
+                    await events.record(self.client, COMPONENT, {**group, "kind": "PodGroup",
+                                                                 "apiVersion": pod_group_claims.API_VERSION},
+                                        "Warning", "FailedResourceClaimCreation",
+                                        f"PodGroupResourceClaim {entry.get('name')}: {_text(exc)}")
+                    raise RuntimeError(f"podgroup {key}, PodGroupResourceClaim {entry.get('name')}: "
+                                       f"{_text(exc)}") from exc
+            statuses[entry["name"]] = str(_meta(claim).get("name"))
+            changed = changed or statuses[entry["name"]] != name
+        if changed:
+            await self._record_group_statuses(group, statuses)
+
+    async def _record_group_statuses(self, group: Obj, recorded: dict[str, str]) -> None:
+        meta = _meta(group)
+        statuses = [{"name": entry, "resourceClaimName": claim} for entry, claim in sorted(recorded.items())]
+        body = {"apiVersion": pod_group_claims.API_VERSION, "kind": "PodGroup",
+                "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
+                "status": {"resourceClaimStatuses": statuses}}
+        try:
+            await self.client.patch(PODGROUPS, meta["name"], body, meta.get("namespace"), patch_type="apply",
+                                    subresource="status", field_manager=FIELD_MANAGER, force=True)
+        except errors.APIError as exc:
+            raise RuntimeError(f"update podgroup {meta.get('namespace')}/{meta.get('name')} "
+                               f"ResourceClaimStatuses: {exc}") from exc
+
     def _find_generated(self, pod: Obj, entry: Obj) -> Obj | None:
         """A claim the pod owns that was made for this entry (created before a crash, say)."""
         meta = _meta(pod)
@@ -210,6 +323,13 @@ class ResourceClaimController:
 
     async def _create_from_template(self, pod: Obj, entry: Obj, template_name: str) -> Obj:
         meta = _meta(pod)
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"), "uid": meta.get("uid"),
+                 "controller": True, "blockOwnerDeletion": True}
+        return await self._create_claim(pod, owner, entry, template_name)
+
+    async def _create_claim(self, owner_obj: Obj, owner: Obj, entry: Obj, template_name: str) -> Obj:
+        """A claim from the template for a pod's or a PodGroup's entry, `owner` its controller."""
+        meta = _meta(owner_obj)
         namespace = meta.get("namespace") or ""
         template = self._cached(self.templates, f"{namespace}/{template_name}")
         if template is None:
@@ -221,8 +341,7 @@ class ResourceClaimController:
         claim_meta: Obj = {
             "generateName": generate_name(meta.get("name") or "", entry["name"]),
             "namespace": namespace,
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"), "uid": meta.get("uid"),
-                                 "controller": True, "blockOwnerDeletion": True}],
+            "ownerReferences": [owner],
             "annotations": annotations,
         }
         if template_meta.get("labels"):
@@ -234,7 +353,7 @@ class ResourceClaimController:
         except errors.APIError as exc:
             raise RuntimeError(f"create ResourceClaim : {exc}") from exc
         self._created.setdefault(meta.get("uid") or "", []).append(created)
-        log.info("pod %s/%s: created ResourceClaim %s for %s", namespace, meta.get("name"),
+        log.info("%s %s/%s: created ResourceClaim %s for %s", owner["kind"], namespace, meta.get("name"),
                  _meta(created).get("name"), entry["name"])
         return created
 
@@ -283,6 +402,19 @@ class ResourceClaimController:
             return False
         return not pod_claims.is_done(pod)
 
+    async def _group_exists(self, claim: Obj, ref: Obj) -> bool:
+        """A PodGroup reservation stays while that PodGroup (same uid) exists."""
+        namespace = _meta(claim).get("namespace") or ""
+        group = self._cached(self.pod_groups, f"{namespace}/{ref.get('name')}")
+        if group is None:
+            try:
+                group = await self.client.get(PODGROUPS, ref.get("name") or "", namespace)
+            except errors.APIError as exc:
+                if errors.is_not_found(exc):
+                    return False
+                raise
+        return _meta(group).get("uid") == ref.get("uid")
+
     async def sync_claim(self, key: str) -> None:
         claim = self._cached(self.claims, key)
         if claim is None:
@@ -293,8 +425,11 @@ class ResourceClaimController:
             if ref.get("resource") == "pods" and not ref.get("apiGroup"):
                 if await self._still_used(claim, ref):
                     valid.append(ref)
+            elif self.group_claims and (ref.get("apiGroup"), ref.get("resource")) == ("scheduling.k8s.io", "podgroups"):
+                if await self._group_exists(claim, ref):
+                    valid.append(ref)
             else:
-                valid.append(ref)  # other consumers (a PodGroup) are not ours to judge
+                valid.append(ref)  # other consumers are not ours to judge
         protected = pod_claims.DELETE_PROTECTION in (_meta(claim).get("finalizers") or [])
         if len(valid) < len(reserved):
             status = {**(claim.get("status") or {}), "reservedFor": valid or None}

@@ -30,6 +30,7 @@ Obj = dict[str, Any]
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+BATCH_FLOOR = 32  # the fewest nodes one Filter batch holds
 
 
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
@@ -186,7 +187,12 @@ class Algorithm:
         if not fw.filter_plugins:
             feasible.extend(nodes[(start + i) % count] for i in range(to_find))
             return
-        run = fw.filter_runner(state, pod, nominated=self.nominator is not None and bool(self.nominator))
+        nominated = self.nominator is not None and bool(self.nominator)
+        batch = None if nominated else fw.filter_nodes_runner(state, pod)
+        if batch is not None:
+            self._pass_filters_in_batches(batch, diagnosis, nodes, start, to_find, feasible)
+            return
+        run = fw.filter_runner(state, pod, nominated=nominated)
         statuses = diagnosis.node_to_status.statuses
         for i in range(count):
             info = nodes[(start + i) % count]
@@ -200,6 +206,44 @@ class Algorithm:
             else:
                 statuses[info.name] = status
                 diagnosis.add_plugin_status(status)
+
+    @staticmethod
+    def _pass_filters_in_batches(batch: Any, diagnosis: Diagnosis, nodes: Sequence[NodeInfo], start: int,
+                                 to_find: int, feasible: list[NodeInfo]) -> None:
+        """`_pass_filters` through `Framework.filter_nodes_runner`, a batch of nodes at a time.
+
+        Each batch is as many nodes as feasible ones are still missing (at least BATCH_FLOOR, so a
+        cluster that rejects most nodes is not filtered one node per call), and the answers are
+        taken in node order up to the one that completes `to_find` or the first error: the
+        nodes recorded, and so where the next pod's search starts, are those the node-by-node
+        loop would record. The answers past that point are dropped (Filter has no side effects).
+        """
+        count = len(nodes)
+        statuses = diagnosis.node_to_status.statuses
+        done = 0
+        while done < count:
+            size = min(max(to_find - len(feasible), BATCH_FLOOR), count - done)
+            first = (start + done) % count
+            chunk = list(nodes[first:first + size])
+            if len(chunk) < size:
+                chunk += nodes[:size - len(chunk)]  # past the end: wrap around to the start
+            done += size
+            answers = batch(chunk)
+            if answers.count(None) == size:  # the usual batch: every node fits
+                feasible.extend(chunk[:to_find - len(feasible)])
+                if len(feasible) >= to_find:
+                    return
+                continue
+            for info, status in zip(chunk, answers):
+                if status is None:
+                    feasible.append(info)
+                    if len(feasible) >= to_find:
+                        return
+                elif not status.rejected:
+                    raise SchedulingError(status)
+                else:
+                    statuses[info.name] = status
+                    diagnosis.add_plugin_status(status)
 
     def prioritize(self, fw: Framework, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[str, int]:
         if not fw.score_plugins:

@@ -8,7 +8,9 @@ attempt's set is appended to `result-history`. One merge PATCH per attempt goes 
 RestClient in the background; `close()` waits for the ones still in flight. Besides a bare
 Status, `observe` takes PreFilter's `(PreFilterResult, Status)`, PostFilter's
 `(PostFilterResult, Status)` (or the nominated node as `node`) and Permit's `(Status, timeout)`,
-so the prefilter-result, postfilter-result and permit-result-timeout maps can be filled.
+so the prefilter-result, postfilter-result and permit-result-timeout maps can be filled. The
+PodGroup cycle's placement points add PlacementGenerate (placement names or a Status),
+PlacementScore and PlacementFinalScore (`node` is the placement's name), written as three more maps.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ PREBIND = PREFIX + "prebind-result"
 BIND = PREFIX + "bind-result"
 SELECTED_NODE = PREFIX + "selected-node"
 HISTORY = PREFIX + "result-history"
+# The PodGroup cycle's placement points (KEP-5732) have no simulator annotation; haru writes them in
+# the same shapes, on every pod of the group, and only for attempts that went through placements.
+PLACEMENT_GENERATE = PREFIX + "placementgenerate-result"
+PLACEMENT_SCORE = PREFIX + "placementscore-result"
+PLACEMENT_FINALSCORE = PREFIX + "placementfinalscore-result"
 
 # The simulator's words for an answer that is not a rejection.
 PASSED, SUCCESS, WAIT, NOMINATED = "passed", "success", "wait", "preemption victim"
@@ -79,6 +86,9 @@ class Attempt:
     permit_timeout: dict[str, str] = field(default_factory=dict)
     prebind: dict[str, str] = field(default_factory=dict)
     bind: dict[str, str] = field(default_factory=dict)
+    placement_generate: dict[str, str | list[str]] = field(default_factory=dict)  # plugin -> placements / reason
+    placement_score: dict[str, dict[str, str]] = field(default_factory=dict)  # placement -> plugin -> raw
+    placement_finalscore: dict[str, dict[str, str]] = field(default_factory=dict)  # normalized x weight
 
     def add(self, point: str, plugin: str, node: str, value: Any) -> None:
         if point == "PreFilter":
@@ -113,11 +123,22 @@ class Attempt:
             self.prebind[plugin] = _message(value)
         elif point == "Bind":
             self.bind[plugin] = _message(value)
+        elif point == "PlacementGenerate":
+            # A plugin's answer: the names of the placements it made, or the Status that stopped it.
+            self.placement_generate[plugin] = list(value) if isinstance(value, list) else _message(value)
+        elif point == "PlacementScore":
+            self.placement_score.setdefault(node, {})[plugin] = str(int(value))
+        elif point == "PlacementFinalScore":
+            self.placement_finalscore.setdefault(node, {})[plugin] = str(int(value))
         else:
             raise ValueError(f"unknown extension point {point!r}")
 
     def annotations(self, selected_node: str) -> dict[str, str]:
+        placements = {PLACEMENT_GENERATE: go_json(self.placement_generate),
+                      PLACEMENT_SCORE: go_json(self.placement_score),
+                      PLACEMENT_FINALSCORE: go_json(self.placement_finalscore)} if self.placement_generate else {}
         return {
+            **placements,
             PREFILTER_STATUS: go_json(self.prefilter_status), PREFILTER_RESULT: go_json(self.prefilter_result),
             FILTER: go_json(self.filter), POSTFILTER: go_json(self.postfilter), PRESCORE: go_json(self.prescore),
             SCORE: go_json(self.score), FINALSCORE: go_json(self.finalscore), RESERVE: go_json(self.reserve),

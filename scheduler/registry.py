@@ -14,6 +14,7 @@ from scheduler.framework.interfaces import Features, Handle
 from scheduler.plugins import default_binder
 from scheduler.plugins import default_preemption
 from scheduler.plugins import dynamic_resources
+from scheduler.plugins import gang_scheduling
 from scheduler.plugins import image_locality
 from scheduler.plugins import inter_pod_affinity
 from scheduler.plugins import names
@@ -23,10 +24,12 @@ from scheduler.plugins import node_ports
 from scheduler.plugins import node_resources_balanced_allocation
 from scheduler.plugins import node_resources_fit
 from scheduler.plugins import node_unschedulable
+from scheduler.plugins import pod_group_pods_count
 from scheduler.plugins import pod_topology_spread
 from scheduler.plugins import priority_sort
 from scheduler.plugins import scheduling_gates
 from scheduler.plugins import taint_toleration
+from scheduler.plugins import topology_placement
 from scheduler.plugins import volume_binding
 
 Factory = Callable[[dict[str, Any], Handle, Features], Any]
@@ -35,6 +38,7 @@ REGISTRY: dict[str, Factory] = {
     names.DEFAULT_BINDER: default_binder.new,
     names.DEFAULT_PREEMPTION: default_preemption.new,
     names.DYNAMIC_RESOURCES: dynamic_resources.new,
+    names.GANG_SCHEDULING: gang_scheduling.new,
     names.IMAGE_LOCALITY: image_locality.new,
     names.INTER_POD_AFFINITY: inter_pod_affinity.new,
     names.NODE_AFFINITY: node_affinity.new,
@@ -43,9 +47,11 @@ REGISTRY: dict[str, Factory] = {
     names.NODE_RESOURCES_BALANCED_ALLOCATION: node_resources_balanced_allocation.new,
     names.NODE_RESOURCES_FIT: node_resources_fit.new,
     names.NODE_UNSCHEDULABLE: node_unschedulable.new,
+    names.POD_GROUP_PODS_COUNT: pod_group_pods_count.new,
     names.POD_TOPOLOGY_SPREAD: pod_topology_spread.new,
     names.PRIORITY_SORT: priority_sort.new,
     names.SCHEDULING_GATES: scheduling_gates.new,
     names.TAINT_TOLERATION: taint_toleration.new,
+    names.TOPOLOGY_PLACEMENT: topology_placement.new,
     names.VOLUME_BINDING: volume_binding.new,
 }

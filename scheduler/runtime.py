@@ -19,7 +19,9 @@ ERROR with its name. Every answer goes to the optional `CycleObserver`. Called b
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 from client import cache as client_cache
 from client.resources import Resource as ApiResource
 from scheduler.config.types import Profile
+from scheduler.framework import pod_priority
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
 from scheduler.framework.interfaces import (MAX_NODE_SCORE, MIN_NODE_SCORE, BindPlugin, CycleObserver,
@@ -43,6 +46,7 @@ from scheduler.framework.status import Code, Status
 log = logging.getLogger("haru.scheduler.runtime")
 Obj = dict[str, Any]
 MAX_PERMIT_TIMEOUT = 15 * 60.0  # upstream's maxTimeout for a Permit Wait
+_NAME = operator.attrgetter("name")
 
 _POINTS: dict[str, type] = {
     "preEnqueue": PreEnqueuePlugin, "queueSort": QueueSortPlugin, "preFilter": PreFilterPlugin,
@@ -164,6 +168,8 @@ class Framework:
         self.observer = observer
         self.parallelism = parallelism
         self._activator = activator
+        # Nominated pods count by their PodGroup's priority under WorkloadAwarePreemption.
+        self.priorities = pod_priority.for_plugin(self, self.features)
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = pct if pct is not None else percentage_of_nodes_to_score
         self.plugins: dict[str, Any] = {}
@@ -202,6 +208,9 @@ class Framework:
         self._pre_filter_extensions = [p for p in self.pre_filter_plugins if isinstance(p, PreFilterExtensions)]
         self._batch_scorers: dict[str, Callable[[CycleState, Obj, Sequence[NodeInfo]], list[int]]] = {
             p.name: p.score_nodes for p in self.score_plugins if callable(getattr(p, "score_nodes", None))}
+        self._batch_normalizers: dict[str, Callable[[CycleState, Obj, list[int]], list[int]]] = {
+            p.name: p.normalize_values for p in self.score_plugins
+            if p.name in self._normalizers and callable(getattr(p, "normalize_values", None))}
         self._events: dict[str, list[ClusterEventWithHint]] = {}
         for name, plugin in self.plugins.items():
             if isinstance(plugin, EnqueueExtensions):
@@ -382,6 +391,66 @@ class Framework:
             return None
         return run
 
+    def filter_nodes_runner(self, state: CycleState,
+                            pod: Obj) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
+        """Filter for one pod over a batch of nodes: each node's first non-success status, or None.
+
+        The same answers as `run_filter_plugins` node by node, computed plugin by plugin: each
+        plugin sees only the nodes every earlier plugin passed, so a node's status is still that
+        of the first plugin to turn it down. A plugin with `filter_nodes` answers for the whole
+        batch in one call (the cycle filters hundreds of nodes per pod, and a Python call per
+        node and plugin is most of a cycle's cost); the others are called node by node. None
+        when an observer records every call: then the cycle goes node by node.
+        """
+        if self.observer is not None:
+            return None
+        skip = state.skip_filter_plugins
+        active = [(plugin.name, plugin.filter, getattr(plugin, "filter_nodes", None))
+                  for plugin in self.filter_plugins if plugin.name not in skip]
+
+        def one_by_one(name: str, filter_: Callable[..., Status | None],
+                       nodes: Sequence[NodeInfo]) -> dict[int, Status]:
+            found: dict[int, Status] = {}
+            for i, node in enumerate(nodes):
+                try:
+                    status = filter_(state, pod, node)
+                except Exception as exc:  # noqa: BLE001
+                    status = _crashed(name, exc)
+                if status is not None and status.code is not Code.SUCCESS:
+                    found[i] = status
+            return found
+
+        def run(nodes: Sequence[NodeInfo]) -> list[Status | None]:
+            out: list[Status | None] = [None] * len(nodes)
+            passing = list(range(len(nodes)))  # positions in `nodes` no plugin has turned down yet
+            for name, filter_, batch in active:
+                if not passing:
+                    break
+                sub = nodes if len(passing) == len(nodes) else [nodes[i] for i in passing]
+                found: dict[int, Status] | None = None
+                if batch is not None:
+                    try:
+                        found = batch(state, pod, sub)
+                    except Exception:  # noqa: BLE001 - asked again node by node, which reports the node
+                        found = None
+                if found is None:
+                    found = one_by_one(name, filter_, sub)
+                if not found:
+                    continue
+                kept = []
+                for j, i in enumerate(passing):
+                    status = found.get(j)
+                    if status is None or status.code is Code.SUCCESS:
+                        kept.append(i)
+                    elif not status.rejected:
+                        out[i] = _error(f'running "{name}" filter plugin: {status.message}', name, status.error)
+                    else:
+                        status.plugin = name
+                        out[i] = status
+                passing = kept
+            return out
+        return run
+
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         """Filter as if the nominated pods of equal or higher priority were already on the node.
 
@@ -411,12 +480,12 @@ class Framework:
         nominated = self.nominator.for_node(node.name)
         if not nominated:
             return False, state, node, None
-        priority = int((pod.get("spec") or {}).get("priority") or 0)
+        priority = self.priorities(pod)
         uid = (pod.get("metadata") or {}).get("uid", "")
         node_out: NodeInfo | None = None
         state_out: CycleState | None = None
         for info in nominated:
-            if info.priority < priority or info.uid == uid:
+            if self.priorities(info.pod) < priority or info.uid == uid:
                 continue
             if node_out is None:
                 node_out, state_out = node.clone(), state.clone()
@@ -479,7 +548,7 @@ class Framework:
     def run_score_plugins(self, state: CycleState, pod: Obj,
                           nodes: Sequence[NodeInfo]) -> tuple[dict[str, int], Status | None]:
         """Each node's total: every plugin's score, normalized, then times its weight."""
-        names = [n.name for n in nodes]
+        names = list(map(_NAME, nodes))
         totals = [0] * len(names)
         observer = self.observer
         skip = state.skip_score_plugins
@@ -511,7 +580,16 @@ class Framework:
             if observer is not None:
                 for name, value in zip(names, values):
                     self._observe(pod, "Score", plugin.name, name, value)
-            if plugin.name in self._normalizers:
+            batch_normalize = self._batch_normalizers.get(plugin.name)
+            normalized: list[int] | None = None
+            if batch_normalize is not None:
+                try:
+                    normalized = batch_normalize(state, pod, values)
+                except Exception:  # noqa: BLE001 - asked again the NodeScore way, which reports it
+                    normalized = None
+            if normalized is not None:
+                values = normalized
+            elif plugin.name in self._normalizers:
                 scores = [NodeScore(name, value) for name, value in zip(names, values)]
                 try:
                     status = plugin.normalize_score(state, pod, scores)
@@ -531,10 +609,9 @@ class Framework:
             if observer is not None:
                 for name, value in zip(names, values):
                     self._observe(pod, "FinalScore", plugin.name, name, value * weight)
-            if weight == 1:
-                totals = [t + v for t, v in zip(totals, values)]
-            else:
-                totals = [t + v * weight for t, v in zip(totals, values)]
+            if weight != 1:
+                values = list(map(operator.mul, values, itertools.repeat(weight, len(values))))
+            totals = list(map(operator.add, totals, values))
         return dict(zip(names, totals)), None
 
     # -- Reserve -------------------------------------------------------------------------------

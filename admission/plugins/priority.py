@@ -4,7 +4,10 @@ Mutating, pods only, no subresources. CREATE: a named class must exist (403 "no 
 with name x was found"); without a name the global default class applies (the lowest value if
 several claim it) and its name is written into the pod, else priority 0. A priority or
 preemptionPolicy the pod sets itself must equal the computed one (403 with upstream's text).
-UPDATE keeps the old priority when the new pod leaves it out. Validating, priorityclasses: only
+UPDATE keeps the old priority when the new pod leaves it out. PodGroups (scheduling.k8s.io/v1alpha2,
+KEP-5710), only while `WorkloadAwarePreemption` is on: on CREATE, `spec.priorityClassName` resolves
+to `spec.priority` by the same rules (403 for a missing class, the global default when unset, 0
+without one); UPDATE is left alone, the fields are immutable. Validating, priorityclasses: only
 one class may be the global default. The two system classes are seeded by the API server
 (`SYSTEM_CLASSES`). Upstream: plugin/pkg/admission/priority/admission.go.
 """
@@ -21,6 +24,7 @@ from admission.view import ClusterView
 
 SYSTEM_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 _GROUP, _RESOURCE = "scheduling.k8s.io", "priorityclasses"
+_POD_GROUPS = (_GROUP, "podgroups")
 
 
 def system_class(name: str) -> dict[str, Any]:
@@ -38,8 +42,9 @@ def system_class(name: str) -> dict[str, Any]:
 class PriorityPlugin:
     name = "Priority"
 
-    def __init__(self, view: ClusterView):
+    def __init__(self, view: ClusterView, *, pod_groups: bool = False):
         self.view = view
+        self.pod_groups = pod_groups  # WorkloadAwarePreemption: PodGroups get a priority too
         self._decoded: dict[str, tuple[int, dict[str, Any]]] = {}  # name → (revision, class)
         self._default_memo: tuple[int, dict[str, Any] | None] = (-1, None)  # (store revision, default)
 
@@ -62,7 +67,13 @@ class PriorityPlugin:
         return chosen
 
     def admit(self, attrs: Attributes) -> None:
-        if attrs.subresource or (attrs.group, attrs.resource) != ("", "pods") or attrs.object is None:
+        if attrs.subresource or attrs.object is None:
+            return
+        if (attrs.group, attrs.resource) == _POD_GROUPS:
+            if self.pod_groups and attrs.operation == CREATE:
+                self._admit_pod_group(attrs)
+            return
+        if (attrs.group, attrs.resource) != ("", "pods"):
             return
         spec = attrs.object.setdefault("spec", {})
         if attrs.operation == UPDATE:
@@ -99,6 +110,28 @@ class PriorityPlugin:
                                               f"provided in pod spec; priority admission controller computed "
                                               f"{policy} from the given PriorityClass name")
             spec["preemptionPolicy"] = policy
+
+    def _admit_pod_group(self, attrs: Attributes) -> None:
+        """A PodGroup's priority from its class, as a pod's (no preemptionPolicy: the group has none)."""
+        assert attrs.object is not None
+        spec = attrs.object.setdefault("spec", {})
+        class_name = spec.get("priorityClassName") or ""
+        if not class_name:
+            default = self._default_class()
+            priority = 0 if default is None else default.get("value", 0)
+            if default is not None:
+                spec["priorityClassName"] = default["metadata"]["name"]
+        else:
+            found = self.view.get(_GROUP, _RESOURCE, "", class_name)
+            if found is None:
+                raise errors.forbidden(attrs, f"no PriorityClass with name {class_name} was found")
+            priority = found.get("value", 0)
+        given = spec.get("priority")
+        if given is not None and given != priority:
+            raise errors.forbidden(attrs, f"the integer value of priority ({given}) must not be provided in pod "
+                                          f"group spec; priority admission controller computed {priority} from the "
+                                          "given PriorityClass name")
+        spec["priority"] = priority
 
     def validate(self, attrs: Attributes) -> None:
         if attrs.subresource or (attrs.group, attrs.resource) != (_GROUP, _RESOURCE):

@@ -4,7 +4,8 @@ Order, as the kubelet's pod worker and runtime manager run it:
 1. Status Pending (ContainerCreating, PodReadyToStartContainers False), hostIP and startTime.
 2. The sandbox: the user-namespace block (hostUsers false; out of blocks: a FailedCreatePodSandBox
    event and a retry, as the runtime's error), then a pod IP from the podCIDR; then the pod's claims
-   must exist and be reserved for it (else FailedPrepareDynamicResources, and a retry).
+   must exist and be reserved for it or for its PodGroup (else FailedPrepareDynamicResources, and a
+   retry).
 3. Init containers one by one (a sidecar, `restartPolicy: Always`, only has to start), then every
    regular container.
 Each container runs its behaviour steps (`runtime/behaviour.py`). Then restartPolicy and the
@@ -25,7 +26,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from client import errors
-from client.resources import PODS, RESOURCECLAIMS
+from client.resources import PODGROUPS, PODS, RESOURCECLAIMS
 from client.rest import RestClient
 from nodes import userns
 from nodes.kubelet import checkpoint, container_env, crash_backoff, devices_seam, events, ipam, pod_status
@@ -240,6 +241,20 @@ class PodWorker:
             except errors.APIError as exc:
                 log.info("pod %s: %s", self.key, exc)
 
+    async def _reserved_for_group(self, claim: dict[str, Any]) -> bool:
+        """The claim is reserved for the pod's PodGroup (KEP-5729: one claim shared by the group);
+        the pod names its group only by name, so the group's uid is looked up."""
+        name = ((self.pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        refs = [r for r in (claim.get("status") or {}).get("reservedFor") or []
+                if (r.get("apiGroup"), r.get("resource"), r.get("name")) == ("scheduling.k8s.io", "podgroups", name)]
+        if not name or not refs:
+            return False
+        try:
+            group = await self.kubelet.client.get(PODGROUPS, name, self.record.namespace)
+        except errors.APIError:
+            return False
+        return any(r.get("uid") == (group.get("metadata") or {}).get("uid") for r in refs)
+
     async def _claims_problem(self) -> str | None:
         spec = self.pod.get("spec") or {}
         statuses = {s.get("name"): s.get("resourceClaimName")
@@ -257,7 +272,7 @@ class PodWorker:
                 return (f"fetch ResourceClaim {claim_name} referenced by pod {meta.get('namespace')}/{meta['name']}: "
                         f"{exc.message}")
             reserved = {r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or []}
-            if self.uid not in reserved:
+            if self.uid not in reserved and not await self._reserved_for_group(claim):
                 return (f"pod {meta['name']}({self.uid}) is not allowed to use ResourceClaim "
                         f"{claim_name}({claim['metadata'].get('uid')})")
             if not (claim.get("status") or {}).get("allocation"):

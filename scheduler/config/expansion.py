@@ -4,7 +4,8 @@ Per profile, in upstream's order: each plugin is "initialized" (NodeResourcesFit
 checked here, as its factory does), each point's explicit list is resolved (unknown names, a
 plugin that lacks the point, a name twice), multiPoint is expanded into every point its plugins
 implement (explicit entries override, `disabled` and `*` still apply), then exactly one queueSort,
-at least one bind, and score weights (0 means 1; a point's own weight beats multiPoint's). Errors
+at least one bind, and score weights (0 means 1; a point's own weight beats multiPoint's), kept for
+score and for placementScore (the PodGroup cycle's placement scorers) apart. Errors
 read `initializing profiles: creating profile for scheduler name X: …`.
 """
 
@@ -69,8 +70,9 @@ def _build(profile: dict[str, Any], features: Features) -> Profile:
                             f'but got {len(lists["queueSort"])}')
     if not lists["bind"]:
         raise _ProfileError(f'at least one bind plugin is needed for profile with scheduler name "{scheduler_name}"')
-    weights = _score_weights(_enabled(plugins, "score") + multi)
-    points = {point: [PluginRef(n, weights.get(n, 1) if point == "score" else 0) for n in lists[point]]
+    weights = {"score": _score_weights(_enabled(plugins, "score") + multi),
+               "placementScore": _score_weights(_enabled(plugins, "placementScore") + multi, "placementScore")}
+    points = {point: [PluginRef(n, weights[point].get(n, 1) if point in weights else 0) for n in lists[point]]
               for point in WALK_ORDER if lists[point]}
     out = Profile(scheduler_name=scheduler_name, points=points,
                   percentage_of_nodes_to_score=profile.get("percentageOfNodesToScore"))
@@ -106,12 +108,12 @@ def _expand(point: str, explicit: list[str], plugins: dict[str, Any], multi: lis
     return first + from_multi + [n for n in explicit if n not in overridden]
 
 
-def _score_weights(entries: list[dict[str, Any]]) -> dict[str, int]:
+def _score_weights(entries: list[dict[str, Any]], point: str = "score") -> dict[str, int]:
     weights: dict[str, int] = {}
     total = 0
     for entry in entries:
         name = entry.get("name", "")
-        if "score" not in POINTS_OF.get(name, ()) or name in weights:
+        if point not in POINTS_OF.get(name, ()) or name in weights:
             continue
         weights[name] = entry.get("weight") or 1
         if weights[name] * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:

@@ -22,7 +22,8 @@ POINTS_OF: dict[str, tuple[str, ...]] = {
     names.TAINT_TOLERATION: ("filter", "preScore", "score"),
     names.NODE_AFFINITY: ("preFilter", "filter", "preScore", "score"),
     names.NODE_PORTS: ("preFilter", "filter"),
-    names.NODE_RESOURCES_FIT: ("preFilter", "filter", "preScore", "score"),
+    # placementScore: 1.36's Fit also scores a PodGroup's placements (MostAllocated, KEP-5732).
+    names.NODE_RESOURCES_FIT: ("preFilter", "filter", "preScore", "score", "placementScore"),
     names.VOLUME_RESTRICTIONS: ("preFilter", "filter"),
     names.NODE_VOLUME_LIMITS: ("preFilter", "filter"),
     # Upstream's also scores, for StorageCapacityScoring (alpha, off); haru's does not.
@@ -37,8 +38,8 @@ POINTS_OF: dict[str, tuple[str, ...]] = {
     names.IMAGE_LOCALITY: ("score",),
     names.DEFAULT_BINDER: ("bind",),
     names.GANG_SCHEDULING: ("preEnqueue", "reserve", "permit"),
-    names.TOPOLOGY_PLACEMENT: ("filter", "score"),
-    names.POD_GROUP_PODS_COUNT: ("score",),
+    names.TOPOLOGY_PLACEMENT: ("placementGenerate",),
+    names.POD_GROUP_PODS_COUNT: ("placementScore",),
 }
 
 # Upstream's framework interface names, quoted in its errors ("FilterPlugin \"X\" does not exist").
@@ -47,11 +48,12 @@ INTERFACE = {
     "filter": "FilterPlugin", "postFilter": "PostFilterPlugin", "preScore": "PreScorePlugin",
     "score": "ScorePlugin", "reserve": "ReservePlugin", "permit": "PermitPlugin", "preBind": "PreBindPlugin",
     "bind": "BindPlugin", "postBind": "PostBindPlugin",
+    "placementGenerate": "PlacementGeneratePlugin", "placementScore": "PlacementScorePlugin",
 }
 
 # The order upstream's getExtensionPoints walks them, which decides which error comes first.
 WALK_ORDER = ("preFilter", "filter", "postFilter", "reserve", "preScore", "score", "preBind", "bind",
-              "postBind", "permit", "preEnqueue", "queueSort")
+              "postBind", "permit", "preEnqueue", "queueSort", "placementGenerate", "placementScore")
 
 
 def available() -> set[str]:

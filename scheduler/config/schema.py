@@ -35,7 +35,7 @@ PLUGIN = Struct("Plugin", {"name": "string", "weight": "int32"})
 PLUGIN_SET = Struct("PluginSet", {"enabled": ListOf(PLUGIN), "disabled": ListOf(PLUGIN)})
 PLUGINS = Struct("Plugins", {point: PLUGIN_SET for point in (
     "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
-    "permit", "preBind", "bind", "postBind", "multiPoint")})
+    "permit", "preBind", "bind", "postBind", "placementGenerate", "placementScore", "multiPoint")})
 PLUGIN_CONFIG = Struct("PluginConfig", {"name": "string", "args": "any"})
 PROFILE = Struct("KubeSchedulerProfile", {
     "schedulerName": "string", "percentageOfNodesToScore": "int32", "plugins": PLUGINS,

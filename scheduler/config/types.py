@@ -13,7 +13,8 @@ from typing import Any
 
 # The extension points as KubeSchedulerConfiguration's `plugins` names them, in the order a pod meets them.
 POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-          "reserve", "permit", "preBind", "bind", "postBind")
+          "reserve", "permit", "preBind", "bind", "postBind",
+          "placementGenerate", "placementScore")  # the PodGroup cycle's (KEP-5732)
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,11 @@ class FilterPlugin(Protocol):
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None: ...
 
+    # Optional, for speed: `filter_nodes(state, pod, nodes) -> dict[int, Status]`, the statuses
+    # `filter` answers node by node that are not success, keyed by position in `nodes` (an empty
+    # dict: every node passes). It raises where `filter` would crash; the framework then asks
+    # `filter` node by node, so a crash is still reported against its node.
+
 
 @runtime_checkable
 class PostFilterPlugin(Protocol):
@@ -151,6 +156,10 @@ class ScoreExtensions(Protocol):
     """Scales a plugin's raw scores into [MIN_NODE_SCORE, MAX_NODE_SCORE] in place."""
 
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None: ...
+
+    # Optional, for speed: `normalize_values(state, pod, values: list[int]) -> list[int]`, the
+    # same scaling over plain ints by position, without a NodeScore per node (it raises where
+    # `normalize_score` would answer an error status).
 
 
 @runtime_checkable

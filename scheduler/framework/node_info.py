@@ -42,6 +42,11 @@ class PodInfo:
     host_ports: list[tuple[str, str, int]]
     has_affinity: bool
     has_required_anti_affinity: bool
+    # Read by the queue's sort on every heap move: derived once (a pod's priority never changes).
+    priority: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.priority = int((self.pod.get("spec") or {}).get("priority") or 0)
 
     @classmethod
     def of(cls, pod: Obj) -> "PodInfo":
@@ -60,10 +65,6 @@ class PodInfo:
     def uid(self) -> str:
         return (self.pod.get("metadata") or {}).get("uid", "")
 
-    @property
-    def priority(self) -> int:
-        return int((self.pod.get("spec") or {}).get("priority") or 0)
-
 
 @dataclass
 class ImageState:
@@ -71,7 +72,7 @@ class ImageState:
     num_nodes: int  # how many nodes have it, for ImageLocality's spread factor
 
 
-@dataclass
+@dataclass(slots=True)  # slots: hundreds of NodeInfos are read per cycle, attributes inline are fewer cache misses
 class NodeInfo:
     node: Obj | None = None
     pods: list[PodInfo] = field(default_factory=list)
@@ -83,27 +84,41 @@ class NodeInfo:
     used_ports: dict[tuple[str, str, int], int] = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
     generation: int = 0  # bumped by every change, so the snapshot copies only changed nodes
-    # `name` is read per node in every Filter and Score loop: kept for the node object it came from.
-    _named: Obj | None = field(default=None, init=False, repr=False, compare=False)
-    _name: str = field(default="", init=False, repr=False, compare=False)
+    # Read per node in every Filter and Score loop (hundreds of nodes per pod), so derived once
+    # from the node object by `set_node` (or at construction) instead of walking its dicts each
+    # time. A NodeInfo whose node is dropped (`node = None`, pods still on it) keeps its name.
+    name: str = field(default="", init=False, repr=False, compare=False)
+    taints: list[Obj] = field(default_factory=list, init=False, repr=False, compare=False)
+    unschedulable: bool = field(default=False, init=False, repr=False, compare=False)
+    # What the plugins' batch paths (`filter_nodes`, `score_nodes`) worked out for this NodeInfo,
+    # by a key naming the plugin and the pod's inputs (an interned str: its hash is kept). The
+    # snapshot's copies never change, and pods of one workload ask the same, so the next pod
+    # reads the answer instead of working it out again. add_pod, remove_pod and set_node clear
+    # it; clone starts empty.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        node = self.node
-        if node is not self._named:
-            self._named = node
-            self._name = ((node or {}).get("metadata") or {}).get("name", "")
-        return self._name
+    def __post_init__(self) -> None:
+        if self.node is not None:
+            self._derive(self.node)
+
+    def _derive(self, node: Obj) -> None:
+        self.name = (node.get("metadata") or {}).get("name", "")
+        spec = node.get("spec") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
 
     @property
     def labels(self) -> dict[str, str]:
         return ((self.node or {}).get("metadata") or {}).get("labels") or {}
 
     def set_node(self, node: Obj) -> None:
+        self.memo.clear()
         self.node = node
+        self._derive(node)
         self.allocatable = Resource.from_list((node.get("status") or {}).get("allocatable"))
 
     def add_pod(self, info: PodInfo) -> None:
+        self.memo.clear()
         self.pods.append(info)
         if info.has_affinity:
             self.pods_with_affinity.append(info)
@@ -124,6 +139,7 @@ class NodeInfo:
                 break
         else:
             return False
+        self.memo.clear()
         for group in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if info in group:
                 group.remove(info)
@@ -138,8 +154,11 @@ class NodeInfo:
         return True
 
     def clone(self) -> "NodeInfo":
-        return NodeInfo(node=self.node, pods=list(self.pods), pods_with_affinity=list(self.pods_with_affinity),
+        copy = NodeInfo(pods=list(self.pods), pods_with_affinity=list(self.pods_with_affinity),
                         pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
                         requested=self.requested.clone(), non_zero_requested=self.non_zero_requested.clone(),
                         allocatable=self.allocatable.clone(), used_ports=dict(self.used_ports),
                         image_states=self.image_states, generation=self.generation)
+        # The derived facts are copied, not derived again: the node object is the same.
+        copy.node, copy.name, copy.taints, copy.unschedulable = self.node, self.name, self.taints, self.unschedulable
+        return copy

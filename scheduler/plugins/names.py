@@ -20,5 +20,5 @@ VOLUME_BINDING = "VolumeBinding"
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 VOLUME_ZONE = "VolumeZone"
 GANG_SCHEDULING = "GangScheduling"
-TOPOLOGY_PLACEMENT = "TopologyPlacement"
+TOPOLOGY_PLACEMENT = "TopologyPlacementGenerator"  # KEP-5732's name (its PRR metric label)
 POD_GROUP_PODS_COUNT = "PodGroupPodsCount"

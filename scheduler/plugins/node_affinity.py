@@ -114,6 +114,9 @@ class NodeAffinity:
         normalize_score.default_normalize(scores, reverse=False)
         return None
 
+    def normalize_values(self, state: CycleState, pod: Obj, values: list[int]) -> list[int]:
+        return normalize_score.default_normalize_values(values, reverse=False)
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL
         if not self.queue_hints:

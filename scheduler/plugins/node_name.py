@@ -37,6 +37,11 @@ class NodeName:
             return Status.unresolvable(ERR_REASON)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[int, Status]:
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return {}
+        return {i: Status.unresolvable(ERR_REASON) for i, node in enumerate(nodes) if not fits(pod, node.node)}
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Without queueing hints upstream also listens to taint and label updates, because its
         # pre-check may have hidden the Node/Add; with hints only an added node can help.

@@ -62,5 +62,6 @@ class NodeResourcesBalancedAllocation:
 def new(args: dict[str, Any], handle: Handle, features: Features) -> NodeResourcesBalancedAllocation:
     specs = resource_allocation.resource_specs((args or {}).get("resources"), "resources")
     return NodeResourcesBalancedAllocation(
-        handle, resource_allocation.ResourceScorer(specs, resource_allocation.balanced, use_requested=True),
+        handle, resource_allocation.ResourceScorer(specs, resource_allocation.balanced, use_requested=True,
+                                                   cpu_memory=resource_allocation.balanced_cpu_memory),
         dra_extended=features.get("DynamicResourceAllocation", True) and features.get("DRAExtendedResource", True))

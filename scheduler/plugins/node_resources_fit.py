@@ -7,10 +7,12 @@ unresolvable when the request exceeds the node's whole allocatable, since preemp
 An extended resource a DeviceClass maps and the node does not advertise in allocatable is left to
 DynamicResources (`served_by_dra`). Score uses the configured strategy (LeastAllocated,
 MostAllocated, RequestedToCapacityRatio) from `resource_allocation.py`, with non-zero requests.
+ScorePlacement (PodGroup cycle, KEP-5732) always packs: `node_resources_fit_placement.py`.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,12 +22,13 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, PreFilterResult
 from scheduler.framework.node_info import NodeInfo
+from scheduler.framework.pod_group import Placement, PodGroupAssignment, PodGroupInfo
 from scheduler.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler.framework.resources import Resource as Requests
 from scheduler.framework.resources import pod_requests
 from scheduler.framework.status import Status
 from scheduler.plugins import names, resource_allocation
-from scheduler.plugins import extended_resource_devices
+from scheduler.plugins import extended_resource_devices, node_resources_fit_placement
 from scheduler.plugins.extended_resource_devices import (IMPLICIT_CLASS_PREFIX, ExtendedResourceDevices,
                                                         device_class_mapping)
 
@@ -111,6 +114,7 @@ class NodeResourcesFit:
         self.ignored_groups = ignored_groups
         self.dra_extended = dra_extended
         self.queue_hints = queue_hints
+        self.placement_scorer = node_resources_fit_placement.most_allocated_scorer(scorer.specs)
 
     def _device_classes(self, requests: Requests) -> dict[str, str] | None:
         if not self.dra_extended or not any(requests.scalar.values()):
@@ -141,6 +145,35 @@ class NodeResourcesFit:
             status = Status.unresolvable(*status.reasons)
         return status
 
+    def filter_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[int, Status]:
+        s: PreFilterState = state.read(PRE_FILTER_KEY)  # raises without PreFilter: asked node by node
+        r = s.requests
+        if r.scalar:
+            suspects = range(len(nodes))  # extended resources: the full check on every node
+        else:
+            # `filter`'s fast path, inlined and remembered per NodeInfo (NodeInfo.memo) for these
+            # requests: only a node that might be short gets the full check.
+            cpu, memory, storage = r.milli_cpu, r.memory, r.ephemeral_storage
+            key = sys.intern(f"{self.name} fits {cpu} {memory} {storage}")
+            suspects = []
+            for i, node in enumerate(nodes):
+                memo = node.memo
+                room = memo.get(key)
+                if room is None:
+                    have, used = node.allocatable, node.requested
+                    room = memo[key] = (len(node.pods) < have.allowed_pod_number
+                                        and cpu <= have.milli_cpu - used.milli_cpu
+                                        and memory <= have.memory - used.memory
+                                        and storage <= have.ephemeral_storage - used.ephemeral_storage)
+                if not room:
+                    suspects.append(i)
+        found = {}
+        for i in suspects:
+            status = self.filter(state, pod, nodes[i])
+            if status is not None:
+                found[i] = status
+        return found
+
     def pre_score(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_KEY, self._score_inputs(pod))
         return None
@@ -161,6 +194,11 @@ class NodeResourcesFit:
         if inputs is None:
             inputs = self._score_inputs(pod)
         return self.scorer.score_nodes(nodes, *inputs)
+
+    def score_placement(self, state: CycleState, group: PodGroupInfo, placement: Placement,
+                        assignment: PodGroupAssignment) -> tuple[int, Status | None]:
+        """The placementScore point: MostAllocated over the whole placement (`node_resources_fit_placement`)."""
+        return node_resources_fit_placement.score(self.placement_scorer, group.pods, placement, assignment), None
 
     # Queueing hints.
 
@@ -229,7 +267,8 @@ def _scorer(strategy: Obj) -> resource_allocation.ResourceScorer:
     kind = strategy.get("type") or LEAST_ALLOCATED
     specs = resource_allocation.resource_specs(strategy.get("resources"), "scoringStrategy.resources")
     if kind == LEAST_ALLOCATED:
-        return resource_allocation.ResourceScorer(specs, resource_allocation.least_allocated(specs), use_requested=False)
+        return resource_allocation.ResourceScorer(specs, resource_allocation.least_allocated(specs), use_requested=False,
+                                                  cpu_memory=resource_allocation.least_allocated_cpu_memory(specs))
     if kind == MOST_ALLOCATED:
         return resource_allocation.ResourceScorer(specs, resource_allocation.most_allocated(specs), use_requested=False)
     if kind == REQUESTED_TO_CAPACITY_RATIO:

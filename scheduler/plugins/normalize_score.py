@@ -3,12 +3,23 @@
 Score plugins whose raw score is a count (TaintToleration's intolerable taints, NodeAffinity's
 matched weights) call it from `normalize_score`. `reverse` turns "more is worse" counts into
 "fewer is better"; when every score is 0 the reversed result is the maximum for every node.
+`default_normalize_values` is the same over plain ints, for the framework's batch path.
 Integer division, as upstream's int64 arithmetic does (scores are never negative).
 """
 
 from __future__ import annotations
 
 from scheduler.framework.interfaces import MAX_NODE_SCORE, NodeScore
+
+
+def default_normalize_values(values: list[int], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> list[int]:
+    """`default_normalize` over plain ints by position (a plugin's `normalize_values`)."""
+    highest = max(values, default=0)
+    if highest == 0:
+        return [max_priority] * len(values) if reverse else values
+    if reverse:
+        return [max_priority - max_priority * v // highest for v in values]
+    return [max_priority * v // highest for v in values]
 
 
 def default_normalize(scores: list[NodeScore], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:

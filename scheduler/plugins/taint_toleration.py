@@ -10,6 +10,7 @@ or when the pod's own tolerations change.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from scheduler.framework.cycle_state import CycleState
@@ -21,6 +22,7 @@ from scheduler.plugins import names, normalize_score, tolerations
 
 Obj = dict[str, Any]
 PRE_SCORE_KEY = "PreScore" + names.TAINT_TOLERATION
+_TAINTS = operator.attrgetter("taints")
 
 
 def _blocks_scheduling(taint: Obj) -> bool:
@@ -47,7 +49,7 @@ class TaintToleration:
         self.queue_hints = queue_hints
 
     def filter(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
-        if not ((node.node or {}).get("spec") or {}).get("taints"):
+        if not node.taints:
             return None  # the usual node, looked at per pod and node: nothing to tolerate
         taint = untolerated_taint(node.node, pod)
         if taint is None:
@@ -56,12 +58,22 @@ class TaintToleration:
         # values can be sensitive, and the message lands in pod status and events.
         return Status.unresolvable(UNTOLERATED)
 
+    def filter_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> dict[int, Status]:
+        if not any(map(_TAINTS, nodes)):
+            return {}  # the usual batch: no node has a taint, found by a C-level scan
+        found = {}
+        for i in [i for i, node in enumerate(nodes) if node.taints]:  # untainted nodes pass
+            status = self.filter(state, pod, nodes[i])
+            if status is not None:
+                found[i] = status
+        return found
+
     def pre_score(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_KEY, _prefer_no_schedule_tolerations(pod))
         return None
 
     def score(self, state: CycleState, pod: Obj, node: NodeInfo) -> tuple[int, Status | None]:
-        if not ((node.node or {}).get("spec") or {}).get("taints"):
+        if not node.taints:
             return 0, None
         tols = state.get(PRE_SCORE_KEY)
         if tols is None:  # PreScore disabled in this profile
@@ -71,12 +83,16 @@ class TaintToleration:
         return count, None
 
     def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
-        return [self.score(state, pod, node)[0] if ((node.node or {}).get("spec") or {}).get("taints") else 0
-                for node in nodes]
+        if not any(map(_TAINTS, nodes)):
+            return [0] * len(nodes)
+        return [self.score(state, pod, node)[0] if node.taints else 0 for node in nodes]
 
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:
         normalize_score.default_normalize(scores, reverse=True)
         return None
+
+    def normalize_values(self, state: CycleState, pod: Obj, values: list[int]) -> list[int]:
+        return normalize_score.default_normalize_values(values, reverse=True)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         events = [ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),

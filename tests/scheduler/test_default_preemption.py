@@ -414,16 +414,20 @@ async def test_preemption_policy_never_is_refused_with_upstreams_text() -> None:
     assert handle.client.calls == []
 
 
-def pod_group(name: str, constraints: bool = False) -> Obj:
+def pod_group(name: str, constraints: bool = False, priority: int | None = None) -> Obj:
     spec: Obj = {"schedulingConstraints": {"topology": [{"key": "topology.kubernetes.io/zone"}]}} if constraints else {}
+    if priority is not None:
+        spec["priority"] = priority
     return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
             "metadata": {"name": name, "namespace": "default"}, "spec": spec}
 
 
 POD_GROUP_CASES = [
-    ("a pod of a group is not preempted for pod by pod under workload-aware preemption",
-     {"WorkloadAwarePreemption": True}, [pod_group("g")],
+    ("a pod of a group is not preempted for pod by pod under workload-aware preemption with gang scheduling",
+     {"WorkloadAwarePreemption": True, "GenericWorkload": True, "GangScheduling": True}, [pod_group("g")],
      "preemption: not eligible due to workload aware preemption enabled"),
+    ("without gang scheduling a group's pod preempts pod by pod, with the group's priority",
+     {"WorkloadAwarePreemption": True, "GenericWorkload": True}, [pod_group("g", priority=10)], None),
     ("with topology-aware scheduling a group with placement constraints is refused",
      {"TopologyAwareWorkloadScheduling": True}, [pod_group("g", constraints=True)],
      "preemption: not eligible due to placement-based pod group scheduling limitation"),

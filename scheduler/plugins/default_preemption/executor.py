@@ -5,7 +5,9 @@ condition through `pods/status` and is deleted gracefully (its own grace period)
 event is recorded on it. Lower-priority pods nominated to the same node lose their nomination.
 `prepare` does it inside the scheduling cycle; `prepare_async` (SchedulerAsyncPreemption, beta and
 on in 1.36) does it in a background task and remembers the preemptor until the last victim's
-deletion has started, which the plugin's PreEnqueue asks through `is_running`.
+deletion has started, which the plugin's PreEnqueue asks through `is_running`. Under
+workload-aware preemption a victim PodGroup whose pods go as a whole gets `DisruptionTarget`
+(reason PreemptionByScheduler) through `podgroups/status` before its pods are evicted.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from client import errors
-from client.resources import PODS
+from client.resources import PODGROUPS, PODS
+from scheduler.framework import pod_priority
 from scheduler.framework.interfaces import Handle
 from scheduler.framework.status import Status
-from scheduler.plugins.default_preemption.ordering import priority
+from scheduler.plugins.default_preemption import victim_units
 
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -54,9 +57,22 @@ def _condition_changes(victim: Obj, condition: Obj) -> bool:
     return True
 
 
+def pod_group_disruption_condition(preemptor: Obj, pod_group: Obj) -> Obj:
+    """The metav1.Condition a preempted PodGroup gets (KEP-5710)."""
+    scheduler_name = (preemptor.get("spec") or {}).get("schedulerName") or "default-scheduler"
+    condition: Obj = {"type": DISRUPTION_TARGET, "status": "True", "reason": PREEMPTION_BY_SCHEDULER,
+                      "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+                      "lastTransitionTime": _now()}
+    generation = _meta(pod_group).get("generation")
+    if generation:
+        condition["observedGeneration"] = generation
+    return condition
+
+
 class Executor:
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, priorities: pod_priority.Priorities | None = None) -> None:
         self.handle = handle
+        self.priorities = priorities if priorities is not None else pod_priority.Priorities(None)
         self._preempting: set[str] = set()
         self._last_victim: dict[str, tuple[str, str]] = {}  # preemptor uid -> (namespace, name)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -89,7 +105,7 @@ class Executor:
         back to the queue now instead of after the victims are gone."""
         failures: list[BaseException] = []
         for info in self.handle.nominated_pods_for_node(node_name):
-            if priority(info.pod) >= priority(preemptor):
+            if self.priorities(info.pod) >= self.priorities(preemptor):
                 continue
             if not (info.pod.get("status") or {}).get("nominatedNodeName"):
                 continue
@@ -102,9 +118,37 @@ class Executor:
         if failures:
             raise ExceptionGroup("cannot clear 'NominatedNodeName' field", failures)
 
+    def victim_groups(self, victims: list[Obj]) -> list[Obj]:
+        """The PodGroups among the victims that are disrupted as a whole, each once."""
+        if not self.priorities.workload_aware:
+            return []
+        store = self.handle.store(PODGROUPS)
+        found: dict[str, Obj] = {}
+        for victim in victims:
+            group = pod_priority.group_of(victim, store)
+            if group is not None and victim_units.disrupted_as_a_whole(group):
+                found.setdefault(f"{_meta(group).get('namespace', '')}/{_meta(group).get('name', '')}", group)
+        return list(found.values())
+
+    async def mark_groups(self, preemptor: Obj, victims: list[Obj]) -> None:
+        """DisruptionTarget on each whole-group victim; a group already gone is no error."""
+        for group in self.victim_groups(victims):
+            meta = _meta(group)
+            condition = pod_group_disruption_condition(preemptor, group)
+            try:
+                await self.handle.client.patch(PODGROUPS, meta.get("name", ""), {"status": {"conditions": [condition]}},
+                                               meta.get("namespace"), patch_type="strategic", subresource="status")
+            except errors.APIError as err:
+                if not errors.is_not_found(err):
+                    raise
+
     async def prepare(self, node_name: str, victims: list[Obj], preemptor: Obj, plugin: str) -> Status | None:
         """Evict every victim now (all at once); the first failure is the cycle's error."""
         pending = [v for v in victims if not _meta(v).get("deletionTimestamp")]
+        try:
+            await self.mark_groups(preemptor, pending)
+        except errors.APIError as err:
+            return Status.as_error(err)
         results = await asyncio.gather(*(self.preempt_pod(node_name, preemptor, v, plugin) for v in pending),
                                        return_exceptions=True)
         for result in results:
@@ -131,6 +175,11 @@ class Executor:
     async def _run(self, node_name: str, victims: list[Obj], preemptor: Obj, plugin: str, uid: str) -> None:
         failed = False
         try:
+            try:
+                await self.mark_groups(preemptor, victims)
+            except errors.APIError as err:
+                # The pods still go: the group is preempted either way, only its condition is missing.
+                log.error("cannot mark the preempted pod groups for %s: %s", uid, err)
             try:
                 await self._clear_lower_nominations(preemptor, node_name)
             except ExceptionGroup as err:

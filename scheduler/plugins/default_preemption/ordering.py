@@ -3,7 +3,8 @@
 `importance_key` orders victims (higher priority first, then the one running longer), so the
 plugin reprieves the most important ones first. `pick_one_node` chooses among candidate nodes by
 upstream's five criteria in turn (pickOneNodeForPreemption). Both are pure functions of pod dicts;
-the evaluator (`evaluator.py`) calls them.
+the evaluator (`evaluator.py`) calls them. Each takes the priority to read (`priority_of`): a pod's
+own by default, its PodGroup's under workload-aware preemption (`framework/pod_priority.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 Obj = dict[str, Any]
+PriorityOf = Callable[[Obj], int]
 _INT32_MAX = 2**31 - 1
 
 
@@ -38,18 +40,18 @@ def start_time(pod: Obj) -> float:
     return _seconds(str(stamp))
 
 
-def importance_key(pod: Obj) -> tuple[int, float]:
+def importance_key(pod: Obj, priority_of: PriorityOf = priority) -> tuple[int, float]:
     """Sorts the most important first: higher priority, then the one that started earlier
     (util.MoreImportantPod as a key)."""
-    return (-priority(pod), start_time(pod))
+    return (-priority_of(pod), start_time(pod))
 
 
-def earliest_start_of_highest_priority(victims: Sequence[Obj]) -> float | None:
+def earliest_start_of_highest_priority(victims: Sequence[Obj], priority_of: PriorityOf = priority) -> float | None:
     """Among the victims with the highest priority, the earliest start (util.GetEarliestPodStartTime)."""
     if not victims:
         return None
-    top = max(priority(p) for p in victims)
-    return min(start_time(p) for p in victims if priority(p) == top)
+    top = max(priority_of(p) for p in victims)
+    return min(start_time(p) for p in victims if priority_of(p) == top)
 
 
 class Victims:
@@ -69,25 +71,25 @@ class Victims:
 ScoreFn = Callable[[str], float]
 
 
-def default_score_functions(nodes: Mapping[str, Victims]) -> list[ScoreFn]:
+def default_score_functions(nodes: Mapping[str, Victims], priority_of: PriorityOf = priority) -> list[ScoreFn]:
     """Upstream's criteria, each a score where higher wins, in the order they break ties."""
 
     def fewest_pdb_violations(node: str) -> float:
         return -nodes[node].num_pdb_violations
 
     def lowest_highest_priority(node: str) -> float:
-        return -priority(nodes[node].pods[0])
+        return -priority_of(nodes[node].pods[0])
 
     def smallest_priority_sum(node: str) -> float:
         # Shift every priority to be non-negative, so that a node with a few negative-priority
         # victims does not beat one with fewer victims of the same priority.
-        return -sum(priority(p) + _INT32_MAX + 1 for p in nodes[node].pods)
+        return -sum(priority_of(p) + _INT32_MAX + 1 for p in nodes[node].pods)
 
     def fewest_victims(node: str) -> float:
         return -len(nodes[node].pods)
 
     def latest_start_time(node: str) -> float:
-        earliest = earliest_start_of_highest_priority(nodes[node].pods)
+        earliest = earliest_start_of_highest_priority(nodes[node].pods, priority_of)
         return float("-inf") if earliest is None else earliest
 
     return [fewest_pdb_violations, lowest_highest_priority, smallest_priority_sum, fewest_victims,

@@ -6,6 +6,8 @@ node (every lower-priority pod is removed, then the most important are reprieved
 still fits, PDB-breaking ones first), and how many nodes to dry-run (minCandidateNodesPercentage /
 minCandidateNodesAbsolute). The flow around them is `evaluator.py`; the API calls `executor.py`.
 With SchedulerAsyncPreemption its PreEnqueue holds a preemptor back until its evictions are under way.
+Workload-aware preemption (KEP-5710): group priorities and whole-group victims (`victim_units.py`),
+and `preempt_pod_group` for the PodGroup cycle (`pod_group_preemption.py`).
 """
 
 from __future__ import annotations
@@ -15,21 +17,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from client.resources import PODGROUPS
+from scheduler.framework import pod_priority
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, NodeToStatus, PostFilterResult
 from scheduler.framework.node_info import NodeInfo, PodInfo
+from scheduler.framework.pod_group import PodGroupAssignment, PodGroupInfo
 from scheduler.framework.status import Code, Status, code_of, is_success
 from scheduler.plugins import names
-from scheduler.plugins.default_preemption import ordering, pdb
+from scheduler.plugins.default_preemption import ordering, pdb, victim_units
 from scheduler.plugins.default_preemption.evaluator import Evaluator
 from scheduler.plugins.default_preemption.executor import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Executor
-from scheduler.plugins.default_preemption.ordering import Victims, priority
+from scheduler.plugins.default_preemption.ordering import Victims
+from scheduler.plugins.default_preemption.pod_group_preemption import Feasible, PodGroupPreemption
 
 Obj = dict[str, Any]
 ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"  # beta, on by default since 1.33
 WORKLOAD_AWARE_PREEMPTION_GATE = "WorkloadAwarePreemption"  # alpha in 1.36
 TOPOLOGY_AWARE_GATE = "TopologyAwareWorkloadScheduling"  # alpha in 1.36
+GANG_SCHEDULING_GATE = "GangScheduling"  # alpha in 1.36
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
@@ -77,9 +83,17 @@ class DefaultPreemption:
         self.async_preemption = features.get(ASYNC_PREEMPTION_GATE, True)
         self.workload_aware = features.get(WORKLOAD_AWARE_PREEMPTION_GATE, False)
         self.topology_aware = features.get(TOPOLOGY_AWARE_GATE, False)
+        # Under workload-aware preemption a group's pods compare by the group's priority and a
+        # PodGroup-mode group is one victim; `priorities` is a plain pod-priority reader otherwise.
+        self.priorities = pod_priority.for_plugin(handle, features)
+        # With GangScheduling the PodGroup cycle preempts for a whole group; without it a group's
+        # pods are scheduled one by one and so preempt one by one, as any pod, with group victims.
+        self.group_cycle_preempts = bool(features.get(GANG_SCHEDULING_GATE, False))
+        self._group_members: victim_units.GroupMembers | None = None
         self.rand = rand or random.Random()
-        self.executor = Executor(handle)
+        self.executor = Executor(handle, self.priorities)
         self.evaluator = Evaluator(self.name, handle, self, self.executor, self.async_preemption)
+        self.group_preemption = PodGroupPreemption(handle, self.priorities, self.executor, self.name)
 
     # PostFilter
 
@@ -88,7 +102,12 @@ class DefaultPreemption:
         refusal = self._pod_group_refusal(pod)
         if refusal:
             return None, Status.unschedulable(refusal)
-        result, status = await self.evaluator.preempt(state, pod, statuses)
+        pod_groups = self.handle.store(PODGROUPS) if self.priorities.workload_aware else None
+        self._group_members = victim_units.GroupMembers(list(self.handle.snapshot), pod_groups)
+        try:
+            result, status = await self.evaluator.preempt(state, pod, statuses)
+        finally:
+            self._group_members = None
         if status is not None and status.message:
             return result, Status(status.code, [f"preemption: {status.message}"], error=status.error)
         return result, status
@@ -96,8 +115,9 @@ class DefaultPreemption:
     def _pod_group_refusal(self, pod: Obj) -> str:
         """Why a pod of a PodGroup is not preempted for pod by pod ("" when it may be): with
         topology-aware placement preemption would run once per placement tried, and with
-        workload-aware preemption the group is preempted for as a whole, by the PodGroup cycle's
-        PodGroupPostFilter, which haru does not have yet (upstream's PostFilter texts)."""
+        workload-aware preemption the group is preempted for as a whole by the PodGroup cycle
+        (upstream's PostFilter texts). With GangScheduling off there is no group cycle: the
+        group's pods preempt one by one, with the group's priority."""
         group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
         if not group:
             return ""
@@ -108,9 +128,15 @@ class DefaultPreemption:
                 return "preemption: pod group for pod not found"
             if (pod_group.get("spec") or {}).get("schedulingConstraints"):
                 return "preemption: not eligible due to placement-based pod group scheduling limitation"
-        if self.workload_aware:
+        if self.workload_aware and self.group_cycle_preempts:
             return "preemption: not eligible due to workload aware preemption enabled"
         return ""
+
+    async def preempt_pod_group(self, group: PodGroupInfo, feasible: Feasible,
+                                preemptor: Obj | None = None) -> tuple[PodGroupAssignment | None, Status | None]:
+        """Preemption for a whole group, for the PodGroup cycle (`pod_group_preemption.py`): victims
+        deleted only once `feasible` proved the group fits without them; Unschedulable while it waits."""
+        return await self.group_preemption.preempt(group, feasible, preemptor)
 
     # PreEnqueue
 
@@ -133,7 +159,7 @@ class DefaultPreemption:
         return self.rand.randrange(num_nodes), min(wanted, num_nodes)
 
     def _may_preempt(self, victim: PodInfo, preemptor: Obj) -> bool:
-        return victim.priority < priority(preemptor)
+        return self.priorities(victim.pod) < self.priorities(preemptor)
 
     def eligible_to_preempt_others(self, pod: Obj, nominated_node_status: Status | None) -> tuple[bool, str]:
         if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
@@ -153,19 +179,36 @@ class DefaultPreemption:
     def select_victims_on_node(self, state: CycleState, pod: Obj, node: NodeInfo,
                                pdbs: Sequence[Obj]) -> tuple[list[Obj], int, Status | None]:
         """The fewest pods to evict from `node` (a clone) for `pod` to fit, most important first, and
-        how many of them break a PDB. `state` is a clone too: both are changed in place."""
-        def remove(info: PodInfo) -> Status | None:
-            node.remove_pod(info.pod)
-            return self.handle.run_pre_filter_extension_remove_pod(state, pod, info, node)
+        how many victim units among them break a PDB. `state` is a clone too: both are changed in
+        place. A unit is one pod, or under workload-aware preemption a whole PodGroup whose
+        disruptionMode is PodGroup (`victim_units.py`): its pods on other nodes go with it."""
+        on_node = {info.key for info in node.pods}
 
-        def add(info: PodInfo) -> Status | None:
-            node.add_pod(info)
-            return self.handle.run_pre_filter_extension_add_pod(state, pod, info, node)
+        def here(unit: victim_units.Unit) -> list[PodInfo]:
+            return [info for info in unit.pods if info.key in on_node]
 
-        # First remove every pod that may be preempted and see whether the pod fits at all.
-        potential = [info for info in node.pods if self._may_preempt(info, pod)]
-        for info in potential:
-            status = remove(info)
+        def remove(unit: victim_units.Unit) -> Status | None:
+            for info in here(unit):
+                node.remove_pod(info.pod)
+                status = self.handle.run_pre_filter_extension_remove_pod(state, pod, info, node)
+                if not is_success(status):
+                    return status
+            return None
+
+        def add(unit: victim_units.Unit) -> Status | None:
+            for info in here(unit):
+                node.add_pod(info)
+                status = self.handle.run_pre_filter_extension_add_pod(state, pod, info, node)
+                if not is_success(status):
+                    return status
+            return None
+
+        # First remove every unit that may be preempted and see whether the pod fits at all.
+        groups = self._group_members or victim_units.GroupMembers((), None)
+        potential = victim_units.units_on_node(node, lambda info: self._may_preempt(info, pod), groups,
+                                               self.priorities)
+        for unit in potential:
+            status = remove(unit)
             if not is_success(status):
                 return [], 0, _as_error(status)
         if not potential:
@@ -175,42 +218,48 @@ class DefaultPreemption:
         if not is_success(status):
             return [], 0, status
 
-        # Then put pods back, most important first and PDB-breaking ones before the others, as
-        # long as the pod still fits; those that do not fit go.
-        keys = {id(info): ordering.importance_key(info.pod) for info in potential}
-        potential.sort(key=lambda info: keys[id(info)])
-        violating, fine = pdb.split_by_violation(potential, pdbs)
-        victims: list[PodInfo] = []
+        # Then put units back, most important first and PDB-breaking ones before the others, as
+        # long as the pod still fits; those that do not fit go. A unit breaks a PDB when one of its
+        # pods does, budgets spent in importance order.
+        keys = {id(unit): unit.importance_key() for unit in potential}
+        potential.sort(key=lambda unit: keys[id(unit)])
+        flat = [info for unit in potential for info in unit.pods]
+        violating_pods = {id(info) for info in pdb.split_by_violation(flat, pdbs)[0]}
+        violating = [u for u in potential if any(id(info) in violating_pods for info in u.pods)]
+        fine = [u for u in potential if not any(id(info) in violating_pods for info in u.pods)]
+        victims: list[victim_units.Unit] = []
 
-        def reprieve(info: PodInfo) -> tuple[bool, Status | None]:
-            status = add(info)
+        def reprieve(unit: victim_units.Unit) -> tuple[bool, Status | None]:
+            status = add(unit)
             if not is_success(status):
                 return False, _as_error(status)
             fits = is_success(self.handle.run_filter_plugins_with_nominated_pods(state, pod, node))
             if not fits:
-                status = remove(info)
+                status = remove(unit)
                 if not is_success(status):
                     return False, _as_error(status)
-                victims.append(info)
+                victims.append(unit)
             return fits, None
 
         num_violating = 0
-        for info in violating:
-            fits, error = reprieve(info)
+        for unit in violating:
+            fits, error = reprieve(unit)
             if error is not None:
                 return [], 0, error
             if not fits:
                 num_violating += 1
-        for info in fine:
-            _, error = reprieve(info)
+        for unit in fine:
+            _, error = reprieve(unit)
             if error is not None:
                 return [], 0, error
         if violating and fine:
-            victims.sort(key=lambda info: keys[id(info)])
-        return [info.pod for info in victims], num_violating, None
+            victims.sort(key=lambda unit: keys[id(unit)])
+        return [info.pod for unit in victims for info in unit.pods], num_violating, None
 
     def ordered_score_functions(self, nodes: dict[str, Victims]) -> list[ordering.ScoreFn] | None:
-        return None  # upstream's default criteria
+        if not self.priorities.workload_aware:
+            return None  # upstream's default criteria
+        return ordering.default_score_functions(nodes, self.priorities)  # the same, with groups' priorities
 
 
 def _as_error(status: Status | None) -> Status:

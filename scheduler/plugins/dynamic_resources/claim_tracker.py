@@ -130,6 +130,10 @@ class ClaimTracker:
     def has_pending(self, uid: str) -> bool:
         return uid in self._in_flight
 
+    def pending(self, uid: str) -> Obj | None:
+        """The in-flight copy (with the allocation Reserve chose), if there is one."""
+        return self._in_flight.get(uid)
+
     def remove_pending(self, uid: str) -> bool:
         return self._in_flight.pop(uid, None) is not None
 

@@ -31,8 +31,17 @@ def api_message(e: errors.APIError) -> str:
     return e.message or str(e)
 
 
-async def reserve(client: RestClient, claim: Obj, allocation: Obj | None, pod: Obj, *, stamp: bool) -> Obj:
-    """Record `allocation` (when Reserve chose one) and the pod's reservation; the stored claim."""
+def _same_allocation(a: Obj, b: Obj) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("devices", "nodeSelector"))
+
+
+async def reserve(client: RestClient, claim: Obj, allocation: Obj | None, pod: Obj, *, stamp: bool,
+                  consumer: Obj | None = None) -> Obj:
+    """Record `allocation` (when Reserve chose one) and the reservation; the stored claim.
+
+    `consumer` is the `reservedFor` entry when it is not the pod: a PodGroup sharing the claim
+    (`group_claims.py`), whose pods all write the same allocation and the same single entry.
+    """
     key = pod_claims.key(claim)
     meta = claim["metadata"]
     current = copy.deepcopy(claim)
@@ -47,7 +56,8 @@ async def reserve(client: RestClient, claim: Obj, allocation: Obj | None, pod: O
         status = current.setdefault("status", {})
         try:
             if allocation is not None:
-                if status.get("allocation"):
+                existing = status.get("allocation")
+                if existing and not (consumer is not None and _same_allocation(existing, allocation)):
                     raise WriteError(f"claim {key} got allocated elsewhere in the meantime")
                 finalizers = current["metadata"].setdefault("finalizers", [])
                 if FINALIZER not in finalizers:
@@ -60,9 +70,12 @@ async def reserve(client: RestClient, claim: Obj, allocation: Obj | None, pod: O
                             raise
                         raise WriteError(f"add finalizer to claim {key}: {api_message(e)}") from None
                     status = current.setdefault("status", {})
-                status["allocation"] = copy.deepcopy(allocation)
+                if not status.get("allocation"):
+                    status["allocation"] = copy.deepcopy(allocation)
             reserved = list(status.get("reservedFor") or [])
-            reserved.append({"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"].get("uid", "")})
+            ref = consumer or {"resource": "pods", "name": pod["metadata"]["name"], "uid": pod["metadata"].get("uid", "")}
+            if not any(r.get("uid") == ref["uid"] for r in reserved):
+                reserved.append(ref)
             status["reservedFor"] = reserved
             if stamp and status.get("allocation") and not status["allocation"].get("allocationTimestamp"):
                 status["allocation"]["allocationTimestamp"] = binding_conditions.timestamp()

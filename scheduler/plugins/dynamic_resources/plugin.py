@@ -30,8 +30,8 @@ from scheduler.framework.interfaces import (MAX_NODE_SCORE, Features, Handle, No
 from scheduler.framework.node_info import NodeInfo
 from scheduler.framework.status import Status
 from scheduler.plugins import names
-from scheduler.plugins.dynamic_resources import (binding_conditions, claim_writes, extended, node_selector,
-                                                 pod_claims)
+from scheduler.plugins.dynamic_resources import (binding_conditions, claim_writes, extended, group_claims,
+                                                 node_selector, pod_claims)
 from scheduler.plugins.dynamic_resources.claim_tracker import ClaimTracker
 from scheduler.plugins.dynamic_resources.inventory_sync import InventorySync
 
@@ -68,6 +68,10 @@ class _State:
     node_allocations: dict[str, tuple[list[tuple[int, Obj]], Obj | None]] = field(default_factory=dict)
     extended_for_node: Obj | None = None  # the special claim as Reserve chose it
     extended_template_uid: str = ""
+    # Claims of the pod's PodGroup (group_claims.py): index -> the PodGroup; and the allocation a
+    # sibling chose in Reserve, for the ones still in flight.
+    shared: dict[int, Obj] = field(default_factory=dict)
+    shared_allocations: dict[int, Obj] = field(default_factory=dict)
 
     def clone(self) -> "_State":
         return self
@@ -97,6 +101,9 @@ class DynamicResources:
         self._namespaces = handle.store(kinds.NAMESPACES)
         self._taint_rule_store = (handle.store(kinds.DEVICETAINTRULES)
                                   if _enabled(self.features, "DRADeviceTaintRules") else None)
+        # KEP-5729: a PodGroup's claims are shared by its pods and reserved for the PodGroup.
+        self._pod_groups = (handle.store(kinds.PODGROUPS) if self.features.get("GenericWorkload")
+                            and self.features.get("DRAWorkloadResourceClaims") else None)
 
     # --- stores -----------------------------------------------------------------------------
 
@@ -174,9 +181,17 @@ class DynamicResources:
         s = _State()
         state.write(STATE_KEY, s)
         try:
-            claims = [claim for _, claim in pod_claims.claims_of(pod, self.claims.get)]
+            named = pod_claims.claims_of(pod, self.claims.get)
         except pod_claims.NotUsable as e:
             return None, Status.unresolvable(str(e))
+        claims = [claim for _, claim in named]
+        self._find_shared(pod, named, s)
+        for index in s.shared:
+            pending = self.claims.pending((claims[index].get("metadata") or {}).get("uid", ""))
+            if not pod_claims.allocation(claims[index]) and pending is not None and pod_claims.allocation(pending):
+                # A sibling allocated the group's claim in this cycle: share it, do not allocate again.
+                claims[index] = pending
+                s.shared_allocations[index] = pod_claims.allocation(pending) or {}
         if self.extended_enabled:
             special = self._pre_filter_extended(pod, s)
             if special is not None:
@@ -191,7 +206,9 @@ class DynamicResources:
         for index, claim in enumerate(claims):
             allocation = pod_claims.allocation(claim)
             if allocation:
-                if not pod_claims.can_be_reserved(claim) and not pod_claims.is_reserved_for_pod(pod, claim):
+                if not pod_claims.can_be_reserved(claim) and not pod_claims.is_reserved_for_pod(pod, claim) \
+                        and not (index in s.shared and group_claims.is_reserved_for_group(
+                            claim, group_claims.group_name(pod))):
                     return None, Status.unresolvable("resourceclaim in use")
                 selector = allocation.get("nodeSelector")
                 if selector:
@@ -219,6 +236,19 @@ class DynamicResources:
                                               taint_rules=self._taint_rules(), features=self.features)
             s.admin_access = self._admin_access_namespace((pod.get("metadata") or {}).get("namespace", ""))
         return None, None
+
+    def _find_shared(self, pod: Obj, named: list[tuple[str, Obj]], s: _State) -> None:
+        """Which of the pod's claims belong to its PodGroup (they are reserved for the group)."""
+        name = group_claims.group_name(pod) if self._pod_groups is not None else None
+        if not name:
+            return
+        assert self._pod_groups is not None
+        group = self._pod_groups.get(f"{(pod.get('metadata') or {}).get('namespace', '')}/{name}")
+        entries = group_claims.shared_entries(pod, group)
+        for index, (entry, _) in enumerate(named):
+            if entry in entries:
+                assert group is not None
+                s.shared[index] = group
 
     def _pre_filter_extended(self, pod: Obj, s: _State) -> Obj | None:
         if not extended.asks_for_any(pod):
@@ -400,6 +430,11 @@ class DynamicResources:
                 n.score = MAX_NODE_SCORE * n.score // best
         return None
 
+    def normalize_values(self, state: CycleState, pod: Obj, values: list[int]) -> list[int]:
+        """`normalize_score` over plain ints by position (the framework's batch path)."""
+        best = max(values, default=0)
+        return [MAX_NODE_SCORE * v // best for v in values] if best > 0 else values
+
     # --- Reserve, Unreserve -----------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Obj, node_name: str) -> Status | None:
@@ -432,7 +467,8 @@ class DynamicResources:
             return
         for index in s.user_indices():
             claim = s.claims[index]
-            self.claims.remove_pending(claim["metadata"].get("uid", ""))
+            if index not in s.shared_allocations:  # a sibling's in-flight allocation is the sibling's
+                self.claims.remove_pending(claim["metadata"].get("uid", ""))
             if pod_claims.allocation(claim) and pod_claims.is_reserved_for_pod(pod, claim):
                 self._in_background(self._unreserve_claim(claim, pod))
         if s.extended_index is None:
@@ -485,6 +521,14 @@ class DynamicResources:
                 continue  # device plugins serve the extended resources on this node
             if pod_claims.is_reserved_for_pod(pod, claim):
                 continue
+            if index in s.shared:
+                meta = claim["metadata"]
+                current = self.claims.get(meta.get("namespace", ""), meta.get("name", "")) or claim
+                if group_claims.is_reserved_for_group(current, group_claims.group_name(pod)) \
+                        and pod_claims.allocation(current):
+                    s.claims[index] = current
+                    continue  # a sibling already reserved it for the group
+                s.claims[index] = current
             try:
                 s.claims[index] = await self._bind_claim(s, index, pod, node_name)
             except claim_writes.WriteError as e:
@@ -527,6 +571,9 @@ class DynamicResources:
         """Write the allocation from Reserve (if any) and the pod's reservation into the claim status."""
         claim = s.claims[index]
         allocation = s.allocations[index]
+        if allocation is None and index in s.shared_allocations and not pod_claims.allocation(claim):
+            allocation = s.shared_allocations[index]  # written by whichever sibling binds first
+        consumer = group_claims.consumer(s.shared[index]) if index in s.shared else None
         pending_uid = claim["metadata"].get("uid", "")
         is_extended = index == s.extended_index
         client = self.handle.client
@@ -537,7 +584,8 @@ class DynamicResources:
                 claim = await claim_writes.create_extended(client, s.extended_for_node)
                 s.claims[index] = claim  # from now on Unreserve deletes the real object
                 self.claims.assume(claim)
-            claim = await claim_writes.reserve(client, claim, allocation, pod, stamp=self.binding_enabled)
+            claim = await claim_writes.reserve(client, claim, allocation, pod, stamp=self.binding_enabled,
+                                               consumer=consumer)
         finally:
             if allocation is not None:
                 self.claims.remove_pending(pending_uid)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from scheduler.plugins.dynamic_resources import group_claims
+
 Obj = dict[str, Any]
 RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
 
@@ -53,11 +55,12 @@ def may_use(pod: Obj, claim: Obj) -> bool:
 
 
 def is_for_pod(pod: Obj, claim: Obj) -> bool:
+    """The pod controls the claim, or its PodGroup does (a claim for the whole group, KEP-5729)."""
     pod_meta, claim_meta = _meta(pod), _meta(claim)
     if claim_meta.get("namespace") != pod_meta.get("namespace"):
         return False
     return any(ref.get("controller") and ref.get("uid") == pod_meta.get("uid")
-               for ref in claim_meta.get("ownerReferences") or [])
+               for ref in claim_meta.get("ownerReferences") or []) or group_claims.owned_by_group_of(pod, claim)
 
 
 def claims_of(pod: Obj, lookup: Callable[[str, str], Obj | None]) -> list[tuple[str, Obj]]:

@@ -118,7 +118,8 @@ CASES = {
     "a pod group's labels may change": ("scheduling.k8s.io", "podgroups", True, True, POD_GROUP, LABELS, []),
     "a pod group's fixed fields are reported in declaration order": (
         "scheduling.k8s.io", "podgroups", True, True, POD_GROUP,
-        both(put("spec.priorityClassName", "low"), put("spec.schedulingPolicy", {"basic": {}}),
+        # A gang still: a basic group may not be disrupted as a whole, a cause of its own.
+        both(put("spec.priorityClassName", "low"), put("spec.schedulingPolicy", {"gang": {"minCount": 8}}),
              put("spec.disruptionMode", "PodGroup")),
         ["spec.schedulingPolicy: Invalid value: null: field is immutable",
          "spec.disruptionMode: Invalid value: null: field is immutable",

@@ -12,6 +12,7 @@ import pytest
 from scheduler import config, registry
 from scheduler.config.plugin_points import POINTS_OF
 from scheduler.framework import interfaces as fw
+from scheduler.framework import pod_group
 from tests.scheduler.fakes import FakeHandle
 
 PROTOCOLS = {
@@ -19,6 +20,7 @@ PROTOCOLS = {
     "filter": fw.FilterPlugin, "postFilter": fw.PostFilterPlugin, "preScore": fw.PreScorePlugin,
     "score": fw.ScorePlugin, "reserve": fw.ReservePlugin, "permit": fw.PermitPlugin, "preBind": fw.PreBindPlugin,
     "bind": fw.BindPlugin, "postBind": fw.PostBindPlugin,
+    "placementGenerate": pod_group.PlacementGeneratePlugin, "placementScore": pod_group.PlacementScorePlugin,
 }
 FEATURES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
 

@@ -7,8 +7,10 @@ A repeated event is one object: COUNT 3 in `kubectl get events -o wide`, "(x3 ov
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import kubernetes.client as pyclient
 import pytest
 
 from client.event_correlator import AGGREGATE_PREFIX
@@ -73,3 +75,7 @@ async def test_a_repeated_event_is_counted_and_kubectl_shows_the_count(cluster: 
     code, out, err = await cluster.kubectl("events", "-n", "repeat")
     assert code == 0, err
     assert "(x3 over" in out and "Back-off restarting" in out, out
+    # The Python client reads the same one event, counted.
+    core = pyclient.CoreV1Api(pyclient.ApiClient(pyclient.Configuration(host=cluster.url)))
+    listed = await asyncio.to_thread(core.list_namespaced_event, "repeat")
+    assert [(e.reason, e.count, e.source.component) for e in listed.items] == [("BackOff", 3, "test-controller")]

@@ -121,6 +121,34 @@ async def test_discovery_reports_kinds_scopes_and_verbs(client: RestClient) -> N
     assert all("/" not in r.resource for r in found.resources)
 
 
+async def test_aggregated_discovery_finds_what_the_legacy_documents_list(client: RestClient) -> None:
+    from client import discovery
+
+    requests: list[str] = []
+    real_request = client.request
+
+    async def counting(method, path, **kwargs):  # type: ignore[no-untyped-def]
+        requests.append(path)
+        return await real_request(method, path, **kwargs)
+
+    client.request = counting  # type: ignore[method-assign]
+    try:
+        aggregated = await Discovery(client).preferred()
+    finally:
+        del client.request
+    assert sorted(requests) == ["/api", "/apis"]  # two requests, not one per group version
+    original = discovery.AGGREGATED
+    discovery.AGGREGATED = "application/json"  # a server without aggregated discovery answers so
+    try:
+        legacy = await Discovery(client).preferred()
+    finally:
+        discovery.AGGREGATED = original
+    assert len(legacy.resources) > 50
+    key = lambda r: (r.group, r.version, r.resource)  # noqa: E731
+    assert [(key(r), r.kind, r.namespaced, r.verbs) for r in sorted(aggregated.resources, key=key)] == \
+        [(key(r), r.kind, r.namespaced, r.verbs) for r in sorted(legacy.resources, key=key)]
+
+
 async def test_an_informer_with_a_shard_selector_holds_exactly_its_shard(client: RestClient) -> None:
     await client.create(NAMESPACES, {"metadata": {"name": "sharded"}})
     for i in range(30):

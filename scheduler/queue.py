@@ -10,9 +10,9 @@ is being scheduled are kept and replayed when it fails, so none is lost. PreEnqu
 activeQ when their event comes and do not grow their backoff. `scheduler/scheduler.py` feeds it
 informer events; the nominator (pods nominated to a node by PostFilter) lives here too.
 Pods of one PodGroup (`spec.schedulingGroup`) are one entity: `take_group` hands the loop every
-queued, ungated member of the popped pod's group, and a member's arrival re-runs PreEnqueue for
-the group's gated pods (GangScheduling's minCount gate). Time comes from `clock` so the tests can
-drive it.
+queued, ungated member of the popped pod's group, and once a member gets past PreEnqueue its gated
+siblings ask their PreEnqueue plugins again (GangScheduling's minCount gate). Time comes from
+`clock` so the tests can drive it.
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ class SchedulingQueue:
         self._in_flight: dict[str, _InFlight] = {}
         self._unschedulable_count: dict[str, int] = {}  # rejections that grow the backoff
         self._groups: dict[str, set[str]] = {}  # PodGroup key -> uids of its queued pods
+        self._regating = False
         self._seq = itertools.count()
         self._wakeup = asyncio.Event()
         self._closed = False
@@ -184,8 +185,6 @@ class SchedulingQueue:
         if key:
             self._groups.setdefault(key, set()).add(uid)
         self._enqueue_gated_or_active(qpi)
-        if key:
-            self._regate(key, pod)
 
     def update(self, old: Obj, new: Obj) -> None:
         uid = _uid(new)
@@ -311,7 +310,7 @@ class SchedulingQueue:
                 del self._groups[key]
 
     def _regate(self, key: str, arrived: Obj) -> None:
-        """A pod of the group arrived: its gated siblings ask their PreEnqueue plugins again."""
+        """A pod of the group passed PreEnqueue: its gated siblings ask their plugins again."""
         event = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD)
         for other in sorted(self._groups.get(key, ()) - {_uid(arrived)}):
             member = self._unschedulable.get(other)
@@ -435,6 +434,14 @@ class SchedulingQueue:
             return
         qpi.gated_by = ""
         self._push_active(qpi)
+        key = group_key(qpi.pod)
+        if key and not self._regating:
+            # A member got past PreEnqueue: what held its siblings (their group's count) may not now.
+            self._regating = True
+            try:
+                self._regate(key, qpi.pod)
+            finally:
+                self._regating = False
 
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         uid = _uid(qpi.pod)

@@ -60,6 +60,12 @@ class GangScheduling:
         self.pods.add_indexer(GROUP_INDEX, _index)
         self.groups = handle.store(PODGROUPS)
         self._reserved: dict[str, set[str]] = {}  # group key -> uids assumed by this scheduler
+        # group key -> (index size when read, live member uids, bound member uids): PreEnqueue and
+        # Permit run once per pod, so a gang of 5,000 must not rescan its 5,000 pods each time. The
+        # entry is renewed whenever a member is added or removed; a member that finishes or is
+        # bound elsewhere without that is seen at the next renewal (this scheduler's own
+        # placements count through `_reserved` meanwhile).
+        self._seen: dict[str, tuple[int, frozenset[str], frozenset[str]]] = {}
         self._permitted: set[str] = set()  # uids that reached Permit (the simulation never does)
 
     # -- what the group looks like now -------------------------------------------------------
@@ -71,14 +77,27 @@ class GangScheduling:
         """The group's pods that still count: not finished, not being deleted."""
         return [p for p in self.pods.by_index(GROUP_INDEX, key) if _live(p)]
 
+    def _read(self, key: str) -> tuple[frozenset[str], frozenset[str]]:
+        size = self.pods.index_count(GROUP_INDEX, key)
+        seen = self._seen.get(key)
+        if seen is None or seen[0] != size:
+            live = self.members(key)
+            bound = frozenset(_uid(p) for p in live if (p.get("spec") or {}).get("nodeName"))
+            seen = self._seen[key] = (size, frozenset(_uid(p) for p in live), bound)
+            if not size:
+                del self._seen[key]
+        return seen[1], seen[2]
+
+    def member_count(self, key: str) -> int:
+        return len(self._read(key)[0])
+
     def ready_count(self, key: str) -> int:
         """Pods of the group assumed here or already bound (each counted once)."""
-        live = self.members(key)
-        known = {_uid(p) for p in live}
-        reserved = self._reserved.get(key, set())
-        reserved &= known  # a deleted pod's reservation no longer counts
-        bound = {_uid(p) for p in live if (p.get("spec") or {}).get("nodeName")}
-        return len(reserved | bound)
+        live, bound = self._read(key)
+        reserved = self._reserved.get(key)
+        if reserved:
+            reserved &= live  # a deleted pod's reservation no longer counts
+        return len((reserved or set()) | bound)
 
     # -- PreEnqueue --------------------------------------------------------------------------
 
@@ -90,7 +109,7 @@ class GangScheduling:
         if pod_group is None:
             return Status.unresolvable(MISSING_GROUP.format(key.split("/", 1)[1]))
         need = PodGroupInfo(pod_group).min_count
-        if need and len(self.members(key)) < need:
+        if need and self.member_count(key) < need:
             return Status.unresolvable(WAITING_FOR_MIN_COUNT)
         return None
 

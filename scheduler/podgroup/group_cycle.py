@@ -8,7 +8,9 @@ is committed pod by pod on the chosen nodes: filter again on that node, assume, 
 (GangScheduling makes all but the minCount-th wait, then allows them together) and each pod's
 binding cycle starts. Pods of a feasible group that fit nowhere fail alone. An infeasible group
 is rejected whole: every pod back to the queue with the group's message and its nominations
-cleared, FailedScheduling on each pod and on the PodGroup, and `PodGroupScheduled=False`.
+cleared, FailedScheduling on each pod and on the PodGroup, and `PodGroupScheduled=False`; first,
+under workload-aware preemption, `preemption.preempt` may choose victims, and then the group
+waits for them instead (its pods nominated, the condition saying so).
 Called by `scheduler.Scheduler.schedule_one` for a pod in a PodGroup while GangScheduling is on.
 """
 
@@ -23,12 +25,14 @@ from client.resources import PODGROUPS
 from scheduler.cycle import FitError, Outcome, SchedulingError
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import QueuedPodInfo
-from scheduler.framework.pod_group import GANG, Placement, PodGroupInfo
+from scheduler.framework.node_info import pod_key
+from scheduler.framework.pod_group import GANG, Placement, PodGroupAssignment, PodGroupInfo
 from scheduler.framework.status import Code, Status
 from scheduler.plugins import names
-from scheduler.plugins.gang_scheduling import MISSING_GROUP, group_key
+from scheduler.plugins.gang_scheduling import MISSING_GROUP, WAITING_FOR_MIN_COUNT, group_key
 from scheduler.podgroup import ordering
 from scheduler.podgroup import placement as placements
+from scheduler.podgroup import preemption
 from scheduler.podgroup import simulation
 from scheduler.podgroup import status as group_status
 from scheduler.runtime import Framework
@@ -94,6 +98,13 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
         return
     by_uid = {_uid(q.pod): q for q in qpis}
     group = PodGroupInfo(pod_group, ordering.order([q.pod for q in qpis]))
+    if group.policy == GANG and len(qpis) + gang.ready_count(key) < group.min_count:
+        # The rest of the gang is not in the queue yet (still arriving, or in flight): wait for it
+        # as PreEnqueue does; the arrival of a member brings the group back.
+        status = Status.unresolvable(WAITING_FOR_MIN_COUNT).with_plugin(gang.name)
+        for qpi in qpis:
+            host.handle_failure(fw, qpi, Outcome(status, nominated_node=None, unschedulable_plugins={gang.name}))
+        return
     host.cache.update_snapshot(host.snapshot)
     if len(host.snapshot) == 0:
         _reject(host, fw, qpis, pod_group, Status.unresolvable(NO_NODES_AVAILABLE), set())
@@ -112,6 +123,13 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
         status = choice.status or Status.as_error("the placement loop chose nothing")
         if not rejectors:
             rejectors.add(names.NODE_RESOURCES_FIT)  # the room pre-check turned every placement down
+        if status.code is Code.UNSCHEDULABLE:
+            # Workload-aware preemption (KEP-5710): victims are chosen and deleted only once the
+            # group is proved to fit without them; the group then waits, its pods nominated.
+            nominations, waiting = await preemption.preempt(host.algorithm, fw, group)
+            if waiting is not None and waiting.message.startswith(preemption.WAITING):
+                _reject(host, fw, qpis, pod_group, waiting, rejectors, nominations)
+                return
         _reject(host, fw, qpis, pod_group, status, rejectors)
         return
     results = choice.attempt.result or []
@@ -203,17 +221,27 @@ def _undo(fw: Framework, host: GroupHost, done: list[tuple[QueuedPodInfo, CycleS
 
 
 def _reject(host: GroupHost, fw: Framework, qpis: list[QueuedPodInfo], pod_group: Obj | None, status: Status,
-            rejectors: set[str]) -> None:
-    """The whole group back to the queue: each pod with the group's status, nominations cleared."""
+            rejectors: set[str], nominations: PodGroupAssignment | None = None) -> None:
+    """The whole group back to the queue: each pod with the group's status, nominations cleared, or,
+    while it waits for preemption, set where the victims make room (None: kept as they are)."""
     plugins = set(rejectors)
     if status.rejected:
         plugins.add(names.GANG_SCHEDULING)
+    waiting = status.message.startswith(preemption.WAITING)
     for qpi in qpis:
-        host.handle_failure(fw, qpi, Outcome(status, nominated_node="", unschedulable_plugins=set(plugins)))
+        nominated: str | None = ""
+        if waiting:
+            nominated = None if nominations is None else nominations.pod_to_node.get(pod_key(qpi.pod)) or None
+        host.handle_failure(fw, qpi, Outcome(status, nominated_node=nominated, unschedulable_plugins=set(plugins)))
     if pod_group is None:
         return
-    reason = group_status.UNSCHEDULABLE if status.rejected else group_status.SCHEDULER_ERROR
-    _write_status(host, fw, pod_group, False, reason, status.message)
+    gang = fw.plugins[names.GANG_SCHEDULING]
+    meta = pod_group.get("metadata") or {}
+    placed = gang.ready_count(f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+    if placed < max(PodGroupInfo(pod_group).min_count, 1):
+        # A group that already passed Permit stays scheduled while stragglers wait.
+        reason = group_status.UNSCHEDULABLE if status.rejected else group_status.SCHEDULER_ERROR
+        _write_status(host, fw, pod_group, False, reason, status.message)
     fw.events.event(group_status.regarding(pod_group), "Warning", "FailedScheduling", status.message, "Scheduling")
 
 

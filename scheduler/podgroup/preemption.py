@@ -18,11 +18,13 @@ from scheduler.cycle import Algorithm
 from scheduler.framework.pod_group import Placement, PodGroupAssignment, PodGroupInfo
 from scheduler.framework.status import Status
 from scheduler.plugins import names
+from scheduler.plugins.default_preemption import pod_group_preemption
 from scheduler.podgroup import simulation
 from scheduler.runtime import Framework
 
 Obj = dict[str, Any]
 PLACEMENT_LIMITATION = "preemption: not eligible due to placement-based pod group scheduling limitation"
+WAITING = pod_group_preemption.WAITING  # how a status that waits for victims begins
 
 
 def feasible_without(algorithm: Algorithm, fw: Framework, group: PodGroupInfo) -> Any:

@@ -3,7 +3,7 @@
 The low gang (`disruptionMode: PodGroup`, its PodGroup at priority 100, its pods' own class at 1000)
 fills every node; the high gang (PodGroup at 1000, pods at priority 0) needs one node's CPU per
 pod. Preempting pod by pod would evict one low pod per high pod; the whole low gang goes instead.
-GangScheduling is off, so the high gang's pods are scheduled, and preempt, one by one.
+Once with the PodGroup cycle (GangScheduling), once with the high gang's pods preempting one by one.
 Two `kubectl get --watch` streams (pods and podgroups) are merged by resourceVersion (haru's one
 revision counter) and replayed: after every observed change the low gang is either untouched and
 wholly running, or its PodGroup already says DisruptionTarget (the whole group was chosen); at the
@@ -24,9 +24,11 @@ from tests import realclients
 from tests.conftest import Cluster, start_haru, stop_haru
 
 Obj = dict[str, Any]
-# GangScheduling off: without the PodGroup cycle the high gang's pods preempt one by one (haru's
-# gates default to on, and with GangScheduling the group cycle owns preemption for a gang).
-GATES = "GenericWorkload=true,WorkloadAwarePreemption=true,GangScheduling=false"
+# With GangScheduling the PodGroup cycle preempts for the whole high gang (delayed preemption: the
+# victims go once the gang is proved to fit, and the gang waits, PodGroupScheduled=False saying
+# so); without it the high gang's pods are scheduled, and preempt, one by one.
+GATES = {"group cycle": "GenericWorkload=true,WorkloadAwarePreemption=true,GangScheduling=true",
+         "pod by pod": "GenericWorkload=true,WorkloadAwarePreemption=true,GangScheduling=false"}
 
 
 def manifest(*objects: Obj) -> str:
@@ -133,9 +135,10 @@ def group_marked(pod_group: Obj | None) -> bool:
                and c.get("reason") == "PreemptionByScheduler" for c in conditions)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    started = start_haru(str(tmp_path_factory.mktemp("haru")), "--feature-gates", GATES)
+@pytest.fixture(params=sorted(GATES))
+def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    started = start_haru(str(tmp_path_factory.mktemp("haru")), "--feature-gates", GATES[request.param])
+    started.mode = request.param  # type: ignore[attr-defined]
     try:
         yield started
     finally:
@@ -157,7 +160,7 @@ def test_a_high_priority_gang_preempts_the_whole_low_gang_never_part_of_it(clust
     assert shown == "100"
 
     pod_watch = watch(cluster, "pods", "-l", "gang=low")
-    group_watch = watch(cluster, "podgroups", "low")
+    group_watch = watch(cluster, "podgroups")
     try:
         # Both watches have listed (their initial ADDED events are in) before the high gang exists.
         assert wait_for(lambda: pod_watch.seen() >= len(low) and group_watch.seen() >= 1)
@@ -187,9 +190,13 @@ def test_a_high_priority_gang_preempts_the_whole_low_gang_never_part_of_it(clust
     changes.sort(key=lambda c: int(c[1]["object"]["metadata"]["resourceVersion"]))
     assert changes, "the watches saw nothing after the high gang was made"
     seen_marked_group = False
+    high_group_states: list[Obj] = []
     for kind, event in changes:
         obj = event["object"]
         if kind == "group":
+            if obj["metadata"]["name"] != "low":
+                high_group_states.append(obj)
+                continue
             the_group = obj
             seen_marked_group = seen_marked_group or group_marked(obj)
             continue
@@ -208,6 +215,12 @@ def test_a_high_priority_gang_preempts_the_whole_low_gang_never_part_of_it(clust
     assert state == {} and seen_marked_group, str(seen)
     assert any(e["type"] == "DELETED" for e in pod_events)
 
+    if cluster.mode == "group cycle":  # type: ignore[attr-defined]
+        # The high gang waited for its victims, said so, and then passed Permit whole.
+        said = [c for g in high_group_states for c in (g.get("status") or {}).get("conditions") or []
+                if c["type"] == "PodGroupScheduled"]
+        assert any(c["status"] == "False" and c["message"].startswith("waiting for preemption") for c in said), said
+        assert said[-1]["status"] == "True", said
     group = json.loads(cluster.kubectl("get", "podgroup", "low", "-o", "json").stdout)
     condition = next(c for c in group["status"]["conditions"] if c["type"] == "DisruptionTarget")
     assert (condition["status"], condition["reason"]) == ("True", "PreemptionByScheduler")

@@ -37,9 +37,12 @@ NOT_HELPFUL = "preemption: preemption is not helpful for scheduling the pod grou
 NOT_ELIGIBLE_NEVER = "preemption: not eligible due to preemptionPolicy=Never."
 
 
+WAITING = "waiting for preemption"
+
+
 def waiting_message(count: int) -> str:
     """The PodGroupScheduled=False message while victims are on their way out."""
-    return f"waiting for preemption: {count} victim pod(s) of lower priority are being removed"
+    return f"{WAITING}: {count} victim pod(s) of lower priority are being removed"
 
 
 @dataclass

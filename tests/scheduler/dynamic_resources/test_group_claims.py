@@ -3,7 +3,7 @@
 Two pods of a PodGroup that name its claim are placed one after the other in one cycle: the first
 allocates in Reserve, the second reads that in-flight allocation instead of allocating again (the
 claim's one device is not counted twice), and PreBind writes one allocation and one `reservedFor`
-entry for the PodGroup whichever pod binds first. With DRAWorkloadResourceClaims off, the claim is
+entry for the PodGroup whichever pod binds first; a later pod of the group writes nothing. With DRAWorkloadResourceClaims off, the claim is
 reserved per pod, as before.
 """
 
@@ -81,6 +81,13 @@ async def test_the_group_allocates_once_and_reserves_for_the_podgroup(client: Re
                                                 "name": "team", "uid": group["metadata"]["uid"]}]
     assert [r["device"] for r in stored["status"]["allocation"]["devices"]["results"]] == ["gpu-0"]
     assert "resource.kubernetes.io/delete-protection" in stored["metadata"]["finalizers"]
+
+    # A later pod of the group finds the claim allocated and reserved for its group: nothing to write.
+    late = await client.create(kinds.PODS, {**p0, "metadata": {"name": "p2", "namespace": "default"}})
+    plugin.claims.assume(stored)
+    assert await plugin.pre_bind(_place(plugin, late), late, "n1") is None
+    again = await client.get(kinds.RESOURCECLAIMS, "shared", "default")
+    assert again["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
 
 
 async def test_with_the_gate_off_each_pod_reserves_the_claim_itself(client: RestClient) -> None:

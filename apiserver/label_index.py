@@ -16,10 +16,8 @@ revision. `listing` is the one caller.
 from __future__ import annotations
 
 import asyncio
-import heapq
 import logging
 from collections import defaultdict
-from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -182,10 +180,9 @@ class LabelIndex:
         matches = selector.matches_hash
         return sorted(k for k, h in self._uid_hashes[resource].items() if matches(h) and k.startswith(prefix))
 
-    def candidates(self, prefix: str, selector: Any, first: int = 0) -> list[str] | None:
+    def candidates(self, prefix: str, selector: Any) -> list[str] | None:
         """Sorted keys under `prefix` whose labels satisfy `selector`, or None when the index cannot
-        answer (not caught up with the store, or no term it can look up). `first`: only that many
-        of the smallest (a page and one more), found without sorting them all."""
+        answer (not caught up with the store, or no term it can look up)."""
         if self.revision != self.store.revision:
             return None
         resource = _resource_prefix(prefix)
@@ -211,9 +208,5 @@ class LabelIndex:
             return None
         if len(selector.requirements) == 1:
             # The one requirement is what `best` was looked up by: every key in it satisfies it.
-            return _ordered((k for k in best if k.startswith(prefix)), first)
-        return _ordered((k for k in best if k.startswith(prefix) and selector.matches(self._labels.get(k))), first)
-
-
-def _ordered(keys: Iterable[str], first: int) -> list[str]:
-    return heapq.nsmallest(first, keys) if first else sorted(keys)
+            return sorted(k for k in best if k.startswith(prefix))
+        return sorted(k for k in best if k.startswith(prefix) and selector.matches(self._labels.get(k)))

@@ -282,10 +282,7 @@ def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     if index is None or sel.revision is not None or sel.continue_token or sel.label.empty:
         return None
     prefix = ep.prefix()
-    # A page that every candidate fills (no field selector or shard to drop some) needs only its
-    # own keys and one more, to know whether a continue token is due.
-    whole = sel.field.empty and sel.shard is None
-    keys = index.candidates(prefix, sel.label, first=sel.limit + 1 if sel.limit and whole else 0)
+    keys = index.candidates(prefix, sel.label)
     if keys is None:
         return None
     store = ep.server.store

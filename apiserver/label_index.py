@@ -206,7 +206,4 @@ class LabelIndex:
                 return []
         if best is None:
             return None
-        if len(selector.requirements) == 1:
-            # The one requirement is what `best` was looked up by: every key in it satisfies it.
-            return sorted(k for k in best if k.startswith(prefix))
         return sorted(k for k in best if k.startswith(prefix) and selector.matches(self._labels.get(k)))

@@ -112,6 +112,10 @@ class Nominator:
     def for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._by_node.get(node_name, ()))
 
+    def node_names(self) -> set[str]:
+        """The nodes some pod is nominated to (the cycle's batch Filter treats those one by one)."""
+        return set(self._by_node)
+
     def node_of(self, uid: str) -> str:
         return self._node_of.get(uid, "")
 

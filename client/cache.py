@@ -72,6 +72,10 @@ class Store:
         keys = self._indices[index].get(value, ())
         return [self._items[k] for k in sorted(keys)]
 
+    def index_count(self, index: str, value: str) -> int:
+        """How many objects `by_index` would return, without building the list."""
+        return len(self._indices[index].get(value, ()))
+
     def add_indexer(self, name: str, func: IndexFunc) -> None:
         """Indexes may be added late (a second controller sharing the informer); they are built now."""
         if name in self._indexers:

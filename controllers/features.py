@@ -1,12 +1,11 @@
 """The 1.36 feature gates the controllers read, and kube-controller-manager's `--feature-gates` flag.
 
-Controllers may not import the API server's gate table (`.importlinter`), so this keeps the few
-gates a haru controller behaves on: GenericWorkload and WorkloadWithJob (the Job controller's
-Workload and PodGroup, KEP-5547), DRAWorkloadResourceClaims (the ResourceClaim controller's claims
-for a whole PodGroup, KEP-5729). As everywhere in haru (ARCHITECTURE principle 6) alpha gates
-default to on. `parse(text)` answers a plain `dict[str, bool]` or raises ValueError with
+Controllers may not import the API server's gate table (`.importlinter`), so this keeps their own:
+GenericWorkload, WorkloadWithJob (the Job controller's Workload and PodGroup, KEP-5547) and
+DRAWorkloadResourceClaims (claims for a whole PodGroup, KEP-5729); alpha gates default to on, as
+everywhere in haru. `parse(text)` answers a `dict[str, bool]` or raises ValueError with
 component-base's text; `select(text)` keeps the part of a cluster-wide flag that names these.
-Called by `python -m controllers`, the supervisor and `haru up`.
+Used by `python -m controllers`, the supervisor and `haru up`.
 """
 
 from __future__ import annotations

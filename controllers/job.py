@@ -148,9 +148,11 @@ class JobController:
             await Sync.release_orphans(self, orphans)
         if job is None:
             self._written.pop(key, None)
+            if self.groups is not None:
+                self.groups.forget(key)
             return None
         if self.groups is not None and conds.finished(job) is not None:
-            self.groups.forget(uid)
+            self.groups.forget(key)
         if conds.finished(job) is not None:
             self._expected.pop(uid, None)
         written, cached = self._written.get(key), _rv(job)

@@ -1,13 +1,11 @@
 """A gang-shaped Job's Workload and PodGroup (KEP-5547, gates GenericWorkload + WorkloadWithJob).
 
-An Indexed Job with `completions == parallelism > 1` whose pod template names no scheduling group
-gets, before its first pod, a Workload (ownerReference and `spec.controllerRef` to the Job, one
-podGroupTemplate `<job>-pgt-0` with a gang of minCount = parallelism) and then a PodGroup made from
-that template (`podGroupTemplateRef`, the policy copied; owned by the Job, and by the Workload
-without blocking its deletion). Names are upstream's: `<job>-<hash of the uid>` and
-`<workload>-<template>-<hash of both>`. A Job that already started is never given them late;
-found objects count only when the Job controls them. `Groups.ensure` answers the PodGroup name the
-pods carry in `spec.schedulingGroup`; called by `job.py` before it creates pods.
+An Indexed Job with `completions == parallelism > 1` and no `schedulingGroup` in its template gets,
+before its first pod, a Workload (owned by the Job, `controllerRef` to it, one template
+`<job>-pgt-0`: a gang of minCount = parallelism) and a PodGroup from that template (owned by the
+Job, and by the Workload without blocking its deletion), named as upstream names them. A Job that
+already started never gets them late. `Groups.ensure` answers the PodGroup name its new pods
+carry in `spec.schedulingGroup`; `job.py` calls it before creating pods.
 """
 
 from __future__ import annotations
@@ -153,14 +151,15 @@ class Groups:
         self.workloads = Watch(WORKLOADS, _owning_job_keys, indexers={WORKLOAD_INDEX: _workload_job})
         self.pod_groups = Watch(PODGROUPS, _owning_job_keys, indexers={PODGROUP_INDEX: _group_workload})
         self.watches = [self.workloads, self.pod_groups]
-        self._known: dict[str, str] = {}  # Job uid → its PodGroup's name, once made or found
+        self._known: dict[str, tuple[str, str]] = {}  # Job key → (uid, its PodGroup's name), once made or found
         self._ctx: Any = None
 
     def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
 
-    def forget(self, job_uid: str) -> None:
-        self._known.pop(job_uid, None)
+    def forget(self, job_key: str) -> None:
+        """The Job ended or is gone: its group is not needed for new pods any more."""
+        self._known.pop(job_key, None)
 
     def _indexed(self, watch: Watch, index: str, key: str) -> list[Obj]:
         informer = self._ctx.informer(watch) if self._ctx is not None else None
@@ -169,10 +168,11 @@ class Groups:
     async def ensure(self, job: Obj, pods: list[Obj], event: Any) -> str | None:
         """The PodGroup name for the Job's new pods, making Workload then PodGroup; None: plain pods."""
         uid = _meta(job).get("uid") or ""
-        if uid in self._known:
-            return self._known[uid]
         namespace = _meta(job).get("namespace") or ""
         key = f"{namespace}/{_meta(job).get('name')}"
+        known = self._known.get(key)
+        if known is not None and known[0] == uid:
+            return known[1]
         found = [w for w in self._indexed(self.workloads, WORKLOAD_INDEX, key) if controlled_by(w, job)]
         if len(found) > 1:
             return None  # ambiguous: upstream falls back to plain scheduling
@@ -196,7 +196,7 @@ class Groups:
         if group is None:
             return None
         name = _meta(group).get("name") or ""
-        self._known[uid] = name
+        self._known[key] = (uid, name)
         return name
 
     async def _create(self, resource: Any, body: Obj, job: Obj) -> Obj | None:

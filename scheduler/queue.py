@@ -9,7 +9,10 @@ is being scheduled are kept and replayed when it fails, so none is lost. PreEnqu
 (SchedulingGates) gate a pod before it enters activeQ. Pods rejected as PENDING go straight to
 activeQ when their event comes and do not grow their backoff. `scheduler/scheduler.py` feeds it
 informer events; the nominator (pods nominated to a node by PostFilter) lives here too.
-Time comes from `clock` so the tests can drive it.
+Pods of one PodGroup (`spec.schedulingGroup`) are one entity: `take_group` hands the loop every
+queued, ungated member of the popped pod's group, and once a member gets past PreEnqueue its gated
+siblings ask their PreEnqueue plugins again (GangScheduling's minCount gate). Time comes from
+`clock` so the tests can drive it.
 """
 
 from __future__ import annotations
@@ -46,6 +49,12 @@ class QueueProfile(Protocol):
 
 def _uid(pod: Obj) -> str:
     return (pod.get("metadata") or {}).get("uid", "")
+
+
+def group_key(pod: Obj) -> str:
+    """"<namespace>/<podGroupName>" of the PodGroup the pod joins, "" for none."""
+    name = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+    return f"{(pod.get('metadata') or {}).get('namespace', '')}/{name}" if name else ""
 
 
 class _Entry:
@@ -137,6 +146,8 @@ class SchedulingQueue:
         self._infos: dict[str, QueuedPodInfo] = {}  # uid -> the queued info, wherever it is
         self._in_flight: dict[str, _InFlight] = {}
         self._unschedulable_count: dict[str, int] = {}  # rejections that grow the backoff
+        self._groups: dict[str, set[str]] = {}  # PodGroup key -> uids of its queued pods
+        self._regating = False
         self._seq = itertools.count()
         self._wakeup = asyncio.Event()
         self._closed = False
@@ -174,6 +185,9 @@ class SchedulingQueue:
         qpi = QueuedPodInfo(pod_info=PodInfo.of(pod), timestamp=now, initial_attempt_timestamp=None)
         self._infos[uid] = qpi
         self.nominator.add(qpi.pod_info, None)
+        key = group_key(pod)
+        if key:
+            self._groups.setdefault(key, set()).add(uid)
         self._enqueue_gated_or_active(qpi)
 
     def update(self, old: Obj, new: Obj) -> None:
@@ -206,6 +220,7 @@ class SchedulingQueue:
         where = self._where.pop(uid, None)
         self._infos.pop(uid, None)
         self._unschedulable_count.pop(uid, None)
+        self._unindex(uid, pod)
         self.nominator.delete(pod)
         if where == "active":
             self._active = [e for e in self._active if _uid(e.qpi.pod) != uid]
@@ -251,8 +266,64 @@ class SchedulingQueue:
         self._in_flight.pop(uid, None)
         if self._where.get(uid) == "flight":
             del self._where[uid]
-            self._infos.pop(uid, None)
+            qpi = self._infos.pop(uid, None)
             self._unschedulable_count.pop(uid, None)
+            if qpi is not None:
+                self._unindex(uid, qpi.pod)
+
+    def take_group(self, qpi: QueuedPodInfo) -> list[QueuedPodInfo]:
+        """The popped pod and the other queued members of its PodGroup, all now in flight.
+
+        Members in activeQ, backoffQ or the unschedulable pool go (the group is retried as one,
+        so they share its fate); gated ones stay behind their PreEnqueue plugin, and pods already
+        in flight (binding, waiting on Permit) are not taken twice.
+        """
+        key = group_key(qpi.pod)
+        if not key:
+            return [qpi]
+        taken = [qpi]
+        uid = _uid(qpi.pod)
+        now = self.clock()
+        from_active: set[str] = set()
+        for other in sorted(self._groups.get(key, ()) - {uid}):
+            where = self._where.get(other)
+            member = self._infos.get(other)
+            if member is None or where not in ("active", "backoff", "unschedulable") or member.gated_by:
+                continue
+            if where == "active":
+                from_active.add(other)
+            else:
+                self._take_out(other)
+            self._where[other] = "flight"
+            self._in_flight[other] = _InFlight([])
+            member.attempts += 1
+            if member.initial_attempt_timestamp is None:
+                member.initial_attempt_timestamp = now
+            taken.append(member)
+        if from_active:  # one pass over the heap for the whole group
+            self._active = [e for e in self._active if _uid(e.qpi.pod) not in from_active]
+            heapq.heapify(self._active)
+        return taken
+
+    def _unindex(self, uid: str, pod: Obj) -> None:
+        key = group_key(pod)
+        members = self._groups.get(key)
+        if members is not None:
+            members.discard(uid)
+            if not members:
+                del self._groups[key]
+
+    def _regate(self, key: str, arrived: Obj) -> None:
+        """A pod of the group passed PreEnqueue: its gated siblings ask their plugins again."""
+        event = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD)
+        for other in sorted(self._groups.get(key, ()) - {_uid(arrived)}):
+            member = self._unschedulable.get(other)
+            if member is None or not member.gated_by:
+                continue
+            if self._hint_for(member, event, None, arrived, plugins={member.gated_by}) != "skip":
+                self._unschedulable.pop(other)
+                del self._where[other]
+                self._enqueue_gated_or_active(member)
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, pod: Obj | None = None) -> None:
         """A failed attempt: to the unschedulable pool, or back at once if an event already undid it."""
@@ -370,6 +441,14 @@ class SchedulingQueue:
             return
         qpi.gated_by = ""
         self._push_active(qpi)
+        key = group_key(qpi.pod)
+        if key and not self._regating:
+            # A member got past PreEnqueue: what held its siblings (their group's count) may not now.
+            self._regating = True
+            try:
+                self._regate(key, qpi.pod)
+            finally:
+                self._regating = False
 
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         uid = _uid(qpi.pod)

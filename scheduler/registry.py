@@ -14,6 +14,7 @@ from scheduler.framework.interfaces import Features, Handle
 from scheduler.plugins import default_binder
 from scheduler.plugins import default_preemption
 from scheduler.plugins import dynamic_resources
+from scheduler.plugins import gang_scheduling
 from scheduler.plugins import image_locality
 from scheduler.plugins import inter_pod_affinity
 from scheduler.plugins import names
@@ -37,6 +38,7 @@ REGISTRY: dict[str, Factory] = {
     names.DEFAULT_BINDER: default_binder.new,
     names.DEFAULT_PREEMPTION: default_preemption.new,
     names.DYNAMIC_RESOURCES: dynamic_resources.new,
+    names.GANG_SCHEDULING: gang_scheduling.new,
     names.IMAGE_LOCALITY: image_locality.new,
     names.INTER_POD_AFFINITY: inter_pod_affinity.new,
     names.NODE_AFFINITY: node_affinity.new,

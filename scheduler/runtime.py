@@ -29,6 +29,7 @@ from typing import Any
 from client import cache as client_cache
 from client.resources import Resource as ApiResource
 from scheduler.config.types import Profile
+from scheduler.framework import pod_priority
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
 from scheduler.framework.interfaces import (MAX_NODE_SCORE, MIN_NODE_SCORE, BindPlugin, CycleObserver,
@@ -167,6 +168,8 @@ class Framework:
         self.observer = observer
         self.parallelism = parallelism
         self._activator = activator
+        # Nominated pods count by their PodGroup's priority under WorkloadAwarePreemption.
+        self.priorities = pod_priority.for_plugin(self, self.features)
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = pct if pct is not None else percentage_of_nodes_to_score
         self.plugins: dict[str, Any] = {}
@@ -499,12 +502,12 @@ class Framework:
         nominated = self.nominator.for_node(node.name)
         if not nominated:
             return False, state, node, None
-        priority = int((pod.get("spec") or {}).get("priority") or 0)
+        priority = self.priorities(pod)
         uid = (pod.get("metadata") or {}).get("uid", "")
         node_out: NodeInfo | None = None
         state_out: CycleState | None = None
         for info in nominated:
-            if info.priority < priority or info.uid == uid:
+            if self.priorities(info.pod) < priority or info.uid == uid:
                 continue
             if node_out is None:
                 node_out, state_out = node.clone(), state.clone()

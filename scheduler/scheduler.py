@@ -33,6 +33,7 @@ from scheduler.framework.events import ActionType, ClusterEvent, Resource
 from scheduler.framework.interfaces import CycleObserver, QueuedPodInfo
 from scheduler.framework.node_info import PodInfo
 from scheduler.framework.snapshot import Snapshot
+from scheduler.podgroup import group_cycle
 from scheduler.queue import Nominator, SchedulingQueue, pod_update_event
 from scheduler.runtime import Framework, WaitingPod
 
@@ -321,6 +322,10 @@ class Scheduler:
         if self.cache.is_assumed(pod):
             self.queue.done(uid)
             return
+        if group_cycle.applies(fw, pod):
+            # A PodGroup is one entity: its queued pods are placed together, or not at all.
+            await group_cycle.schedule_group(self, fw, self.queue.take_group(qpi))
+            return
         state = CycleState()
         outcome = await self.algorithm.scheduling_cycle(fw, state, qpi)
         if outcome.status is not None:
@@ -328,10 +333,22 @@ class Scheduler:
             return
         self._spawn(self._bind(fw, state, qpi, outcome), f"bind {meta.get('namespace')}/{meta.get('name')}")
 
-    async def _bind(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, outcome: Outcome) -> None:
+    async def _bind(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, outcome: Outcome,
+                    done: Callable[[Obj], None] | None = None) -> None:
         status = await binding_cycle(self, fw, state, qpi, outcome)
+        if done is not None and outcome.assumed_pod is not None:
+            done(outcome.assumed_pod)
         if status is None and self.observer is not None:
             self.observer.attempt_done(qpi.pod, outcome.host)
+
+    def start_binding(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, outcome: Outcome,
+                      done: Callable[[Obj], None] | None = None) -> None:
+        """The binding cycle of a pod the PodGroup cycle committed, as its own task."""
+        meta = qpi.pod.get("metadata") or {}
+        self._spawn(self._bind(fw, state, qpi, outcome, done), f"bind {meta.get('namespace')}/{meta.get('name')}")
+
+    def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
+        return self._spawn(coro, name)
 
     # -- failures ------------------------------------------------------------------------------
 

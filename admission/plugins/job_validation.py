@@ -1,12 +1,10 @@
 """The JobValidation plugin: a Job in a gang may not change its parallelism (KEP-5547, alpha 1.36).
 
-Validating, batch/v1 jobs, UPDATE of the main resource only, while GenericWorkload or
-WorkloadWithJob is on. When `spec.parallelism` changes, the Job's PodGroup decides: the one its
-pod template names in `schedulingGroup`, else any PodGroup in the namespace the Job controls (the
-Job controller makes them, `controllers/job_workload.py`). A gang policy there refuses the update
-with 403 `jobs.batch "x" is forbidden: cannot change parallelism for a Job referencing
-gang-scheduled PodGroup "y"` (its minCount, copied from parallelism, is immutable). Upstream:
-plugin/pkg/admission/job. Assembled by `admission/assembly.py`.
+Validating, UPDATE of batch/v1 jobs (not their status), while GenericWorkload or WorkloadWithJob is
+on. When `spec.parallelism` changes, the Job's PodGroup decides: the one its template names in
+`schedulingGroup`, else one the Job controls (`controllers/job_workload.py` makes those). A gang
+there refuses it: 403 `jobs.batch "x" is forbidden: cannot change parallelism for a Job
+referencing gang-scheduled PodGroup "y"`. Upstream: plugin/pkg/admission/job. See assembly.py.
 """
 
 from __future__ import annotations

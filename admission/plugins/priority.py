@@ -1,14 +1,14 @@
 """The Priority plugin: pods get the priority (and preemptionPolicy) of their PriorityClass.
 
-Mutating, pods only, no subresources. CREATE: a named class must exist (403 "no PriorityClass
+Mutating, pods (and, gated, PodGroups and Workloads), no subresources. Pod CREATE: a named class must exist (403 "no PriorityClass
 with name x was found"); without a name the global default class applies (the lowest value if
 several claim it) and its name is written into the pod, else priority 0. A priority or
 preemptionPolicy the pod sets itself must equal the computed one (403 with upstream's text).
 UPDATE keeps the old priority when the new pod leaves it out. PodGroups (scheduling.k8s.io/v1alpha2,
 KEP-5710), only while `WorkloadAwarePreemption` is on: on CREATE, `spec.priorityClassName` resolves
 to `spec.priority` by the same rules (403 for a missing class, the global default when unset, 0
-without one); UPDATE is left alone, the fields are immutable. Validating, priorityclasses: only
-one class may be the global default. The two system classes are seeded by the API server
+without one), and so does each of a new Workload's `podGroupTemplates`; UPDATE is left alone,
+the fields are immutable. Validating, priorityclasses: only one class may be the global default. The two system classes are seeded by the API server
 (`SYSTEM_CLASSES`). Upstream: plugin/pkg/admission/priority/admission.go.
 """
 
@@ -25,6 +25,7 @@ from admission.view import ClusterView
 SYSTEM_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
 _GROUP, _RESOURCE = "scheduling.k8s.io", "priorityclasses"
 _POD_GROUPS = (_GROUP, "podgroups")
+_WORKLOADS = (_GROUP, "workloads")
 
 
 def system_class(name: str) -> dict[str, Any]:
@@ -73,6 +74,10 @@ class PriorityPlugin:
             if self.pod_groups and attrs.operation == CREATE:
                 self._admit_pod_group(attrs)
             return
+        if (attrs.group, attrs.resource) == _WORKLOADS:
+            if self.pod_groups and attrs.operation == CREATE:
+                self._admit_workload(attrs)
+            return
         if (attrs.group, attrs.resource) != ("", "pods"):
             return
         spec = attrs.object.setdefault("spec", {})
@@ -114,10 +119,23 @@ class PriorityPlugin:
     def _admit_pod_group(self, attrs: Attributes) -> None:
         """A PodGroup's priority from its class, as a pod's (no preemptionPolicy: the group has none)."""
         assert attrs.object is not None
-        spec = attrs.object.setdefault("spec", {})
+        self._resolve_group_priority(attrs, attrs.object.setdefault("spec", {}), "pod group spec", zero=True)
+
+    def _admit_workload(self, attrs: Attributes) -> None:
+        """Each pod group template of a new Workload resolved as a PodGroup is, so the groups a
+        controller makes from it carry the same priority; without a class or a default one the
+        template keeps no priority (its groups get 0 when they are made, the field's doc says)."""
+        assert attrs.object is not None
+        for template in (attrs.object.get("spec") or {}).get("podGroupTemplates") or []:
+            if isinstance(template, dict):
+                self._resolve_group_priority(attrs, template, "pod group template", zero=False)
+
+    def _resolve_group_priority(self, attrs: Attributes, spec: dict[str, Any], where: str, *, zero: bool) -> None:
         class_name = spec.get("priorityClassName") or ""
         if not class_name:
             default = self._default_class()
+            if default is None and not zero:
+                return
             priority = 0 if default is None else default.get("value", 0)
             if default is not None:
                 spec["priorityClassName"] = default["metadata"]["name"]
@@ -128,9 +146,9 @@ class PriorityPlugin:
             priority = found.get("value", 0)
         given = spec.get("priority")
         if given is not None and given != priority:
-            raise errors.forbidden(attrs, f"the integer value of priority ({given}) must not be provided in pod "
-                                          f"group spec; priority admission controller computed {priority} from the "
-                                          "given PriorityClass name")
+            raise errors.forbidden(attrs, f"the integer value of priority ({given}) must not be provided in {where}; "
+                                          f"priority admission controller computed {priority} from the given "
+                                          "PriorityClass name")
         spec["priority"] = priority
 
     def validate(self, attrs: Attributes) -> None:

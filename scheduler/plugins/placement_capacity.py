@@ -43,3 +43,20 @@ def shortfall(pods: Sequence[Obj], need: int, nodes: Sequence[NodeInfo]) -> Stat
         if asked > free:
             reasons.append(f"Insufficient {name}")
     return Status.unschedulable(*reasons) if reasons else None
+
+
+def most_that_fit(pods: Sequence[Obj], nodes: Sequence[NodeInfo]) -> int:
+    """The largest k such that the k smallest requests of `pods` fit the nodes' summed free room
+    (an upper bound on how many the simulation could place; the group's message quotes it)."""
+    slots = sum(max(node.allocatable.allowed_pod_number - len(node.pods), 0) for node in nodes)
+    most = min(len(pods), slots)
+    requests = [pod_requests(pod) for pod in pods]
+    for name in _CHECKED:
+        free = sum(max(node.allocatable.get(name) - node.requested.get(name), 0) for node in nodes)
+        asked = 0
+        for count, value in enumerate(sorted(r.get(name) for r in requests)):
+            asked += value
+            if asked > free:
+                most = min(most, count)
+                break
+    return most

@@ -26,6 +26,7 @@ from scheduler.framework.status import Code, Status
 from scheduler.plugins import placement_capacity, pod_group_members
 
 T = TypeVar("T")
+GROUP_UNSCHEDULABLE = "pod group is unschedulable"  # upstream's errPodGroupUnschedulable
 GENERATE, SCORE = "placementGenerate", "placementScore"
 
 
@@ -97,6 +98,10 @@ def choose(fw: Any, state: CycleState, group: PodGroupInfo, nodes: Sequence[Node
     for placement in placements:
         short = placement_capacity.shortfall(group.pods, need, placement.nodes)
         if short is not None:
+            if need <= len(group.pods):  # say how far off it is, as the simulation's text does
+                most = placement_capacity.most_that_fit(group.pods, placement.nodes)
+                short = Status.unschedulable(f"{GROUP_UNSCHEDULABLE}: needs {need}, at most {most} fit: "
+                                             f"{need - most} pods {short.message}")
             tried.append((placement, short))
             continue
         outcome = attempt(placement)

@@ -13,7 +13,7 @@ cycle commits the winning placement's assignment itself. Called by the PodGroup 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler.cycle import Algorithm, FitError, SchedulingError, select_host
@@ -25,7 +25,7 @@ from scheduler.podgroup import placement as placements
 from scheduler.runtime import Diagnosis, Framework
 
 Obj = dict[str, Any]
-GROUP_UNSCHEDULABLE = "pod group is unschedulable"  # upstream's errPodGroupUnschedulable
+GROUP_UNSCHEDULABLE = placements.GROUP_UNSCHEDULABLE
 
 
 @dataclass
@@ -33,6 +33,8 @@ class PodResult:
     pod: Obj
     host: str  # "" when the pod fit no node of the placement
     status: Status | None
+    plugins: set[str] = field(default_factory=set)  # the plugins that turned it away (queue hints)
+    reasons: list[str] = field(default_factory=list)  # why, without node counts ("Insufficient cpu")
 
 
 def attempt_in(algorithm: Algorithm, fw: Framework,
@@ -74,9 +76,10 @@ def _one(algorithm: Algorithm, fw: Framework, pod: Obj,
     nodes = [info for info in (snapshot.get(name) for name in names) if info is not None]
     state = CycleState()
     try:
-        host = _pick(algorithm, fw, state, pod, nodes)
+        host = pick(algorithm, fw, state, pod, nodes)
     except FitError as fit:
-        return PodResult(pod, "", Status.unschedulable(str(fit))), None
+        plugins = fit.diagnosis.unschedulable_plugins | fit.diagnosis.pending_plugins
+        return PodResult(pod, "", Status.unschedulable(str(fit)), set(plugins), _reasons(fit)), None
     except SchedulingError as failed:
         return PodResult(pod, "", failed.status), None
     assumed = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": host}}
@@ -93,11 +96,11 @@ def _one(algorithm: Algorithm, fw: Framework, pod: Obj,
 
     if status is not None:
         revert()
-        return PodResult(pod, "", status), None
+        return PodResult(pod, "", status, {status.plugin} if status.plugin else set()), None
     return PodResult(pod, host, None), revert
 
 
-def _pick(algorithm: Algorithm, fw: Framework, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> str:
+def pick(algorithm: Algorithm, fw: Framework, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> str:
     """Filter and score `pod` over `nodes` alone (no sampling: a domain is tried whole)."""
     diagnosis = Diagnosis()
     result, status, plugins = fw.run_pre_filter_plugins(state, pod, nodes)
@@ -128,12 +131,25 @@ def _pick(algorithm: Algorithm, fw: Framework, state: CycleState, pod: Obj, node
     return select_host(algorithm.prioritize(fw, state, pod, feasible))
 
 
+def _reasons(fit: FitError) -> list[str]:
+    diagnosis = fit.diagnosis
+    if diagnosis.pre_filter_msg:
+        return [diagnosis.pre_filter_msg]
+    found = {reason for status in diagnosis.node_to_status.statuses.values() for reason in status.reasons}
+    return sorted(found)
+
+
 def _unschedulable(results: list[PodResult], need: int) -> Status:
-    """Upstream's group status text, with how many fit and the first pod's reason after it."""
+    """Upstream's group status text, then what `kubectl describe podgroup` should say at a glance
+    ("needs 64, 60 fit: 4 pods Insufficient gpu.nvidia.com") and the first failing pod's FitError."""
     placed = sum(1 for r in results if r.host)
-    first = next((r.status for r in results if r.status is not None), None)
-    detail = f"{placed} of {need} pods fit"
-    if first is not None:
-        detail += f"; {first.message}"
+    failed = next((r for r in results if r.status is not None), None)
+    detail = f"needs {need}, {placed} fit"
+    if failed is not None:
+        assert failed.status is not None
+        why = ", ".join(failed.reasons) or failed.status.message
+        detail += f": {need - placed} pods {why}"
+        if failed.reasons:
+            detail += f"; {failed.status.message}"
     return Status.unschedulable(f"{GROUP_UNSCHEDULABLE}: {detail}")
 

@@ -103,3 +103,34 @@ def test_teardown_stops_the_server_and_scopes_share_a_cluster(pytester, tmp_path
         parts = urlsplit(endpoint)
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection((parts.hostname, parts.port), timeout=5).close()
+
+
+def _gang_job(name):
+    container = client.V1Container(name="main", image="busybox", command=["sh", "-c", "exit 0"])
+    template = client.V1PodTemplateSpec(spec=client.V1PodSpec(containers=[container], restart_policy="Never"))
+    return client.V1Job(metadata=client.V1ObjectMeta(name=name), spec=client.V1JobSpec(
+        completions=2, parallelism=2, completion_mode="Indexed", template=template))
+
+
+def _workloads_for(haru_cluster, job):
+    import time
+    batch = client.BatchV1Api(haru_cluster.api_client)
+    core = client.CoreV1Api(haru_cluster.api_client)
+    batch.create_namespaced_job("default", _gang_job(job))
+    deadline = time.monotonic() + 20
+    while len(core.list_namespaced_pod("default", label_selector=f"batch.kubernetes.io/job-name={job}").items) < 2:
+        assert time.monotonic() < deadline, "the Job made no pods"
+        time.sleep(0.05)
+    items = client.SchedulingV1alpha2Api(haru_cluster.api_client).list_namespaced_workload("default").items
+    return [w for w in items if w.spec.controller_ref.name == job]
+
+
+def test_the_controllers_get_the_clusters_feature_gates(haru_cluster):
+    """Gates on (haru's default): the Job controller gives a gang-shaped Job its Workload."""
+    [workload] = _workloads_for(haru_cluster, "gang")
+    assert workload.spec.pod_group_templates[0].scheduling_policy.gang.min_count == 2
+
+
+@pytest.mark.parametrize("haru_cluster", [{"feature_gates": "WorkloadWithJob=false"}], indirect=True)
+def test_workload_with_job_off_reaches_the_embedded_controllers(haru_cluster):
+    assert _workloads_for(haru_cluster, "plain") == []

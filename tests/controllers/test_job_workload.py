@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from client.errors import is_not_found
 from client.resources import EVENTS, JOBS, PODGROUPS, PODS, WORKLOADS
 from controllers import job_workload
 from tests.controllers.conftest import Cluster
@@ -106,3 +107,33 @@ async def test_kubectl_get_podgroups_and_workloads(cluster: Cluster) -> None:
     code, out, err = await cluster.kubectl("get", "workloads", "-o", "json")
     assert code == 0, err
     assert sorted(w["spec"]["controllerRef"]["name"] for w in json.loads(out)["items"]) == ["fixed", "train"]
+
+
+async def test_a_resumed_gang_job_keeps_its_one_group(cluster: Cluster) -> None:
+    await cluster.client.create(JOBS, _job("pause", completionMode="Indexed", completions=2, parallelism=2), NS)
+    first = await eventually(lambda: _pods(cluster, "pause", 2))
+    group = first[0]["spec"]["schedulingGroup"]["podGroupName"]
+
+    await cluster.client.patch(JOBS, "pause", {"spec": {"suspend": True}}, NS)
+
+    async def gone() -> bool:
+        items = (await cluster.client.list(PODS, NS, label_selector="batch.kubernetes.io/job-name=pause"))["items"]
+        return all(p["metadata"].get("deletionTimestamp") for p in items)
+    await eventually(gone)
+    for pod in first:  # no kubelet here: finish the deletion as one would
+        try:
+            await cluster.client.delete(PODS, pod["metadata"]["name"], NS, grace_period_seconds=0)
+        except Exception as exc:  # an unbound pod goes as soon as the Job controller drops its finalizer
+            if not is_not_found(exc):
+                raise
+    await cluster.client.patch(JOBS, "pause", {"spec": {"suspend": False}}, NS)
+
+    async def replaced() -> list[dict[str, Any]] | None:
+        items = (await cluster.client.list(PODS, NS, label_selector="batch.kubernetes.io/job-name=pause"))["items"]
+        fresh = [p for p in items if p["metadata"]["uid"] not in {f["metadata"]["uid"] for f in first}]
+        return fresh if len(fresh) == 2 else None
+    again = await eventually(replaced)
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in again} == {group}
+    owned = [g for g in (await cluster.client.list(PODGROUPS, NS))["items"]
+             if g["metadata"]["ownerReferences"][0]["name"] == "pause"]
+    assert [g["metadata"]["name"] for g in owned] == [group]

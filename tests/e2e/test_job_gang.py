@@ -1,16 +1,19 @@
 """A Job-created gang under `haru up` (KEP-5547), judged by kubectl v1.36.3: an Indexed Job with
 completions == parallelism gets its Workload and PodGroup, its pods name the group, the scheduler
 places them, the hollow nodes run them (`sh -c "exit 0"`) and the Job completes; `kubectl get
-podgroups` shows the group; `kubectl patch` of the parallelism is refused.
+podgroups` shows the group; `kubectl patch` of the parallelism is refused. With
+`--feature-gates WorkloadWithJob=false` the controllers make none.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cluster
+from tests.conftest import Cluster, start_haru, stop_haru
 
 pytestmark = pytest.mark.slow
 
@@ -57,3 +60,20 @@ def test_a_job_created_gang_completes(haru: Cluster) -> None:
     assert refused.returncode == 1
     assert refused.stderr.strip() == (f'Error from server (Forbidden): jobs.batch "gang" is forbidden: cannot change '
                                       f'parallelism for a Job referencing gang-scheduled PodGroup "{name}"')
+
+
+def test_haru_up_feature_gates_reach_the_controllers_co_process(tmp_path: Path) -> None:
+    """`haru up --feature-gates WorkloadWithJob=false`: the controllers' part of the flag reaches
+    `python -m controllers`, so the same Job gets no Workload and no PodGroup (the API still serves them)."""
+    cluster = start_haru(str(tmp_path / "data"), "--feature-gates", "WorkloadWithJob=false")
+    try:
+        cluster.kubectl("apply", "-f", "-", input=GANG)
+        deadline = time.monotonic() + 30
+        while len(json.loads(cluster.kubectl("get", "pods", "-o", "json").stdout)["items"]) < 3:
+            assert time.monotonic() < deadline, "the Job made no pods"
+            time.sleep(0.1)
+        pods = json.loads(cluster.kubectl("get", "pods", "-o", "json").stdout)["items"]
+        assert all("schedulingGroup" not in p["spec"] for p in pods)
+        assert cluster.kubectl("get", "workloads,podgroups").stderr.strip() == "No resources found in default namespace."
+    finally:
+        stop_haru(cluster)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from client.resources import PODGROUPS, PODDISRUPTIONBUDGETS
+from client.resources import PODDISRUPTIONBUDGETS, PODGROUPS, PODS
 from scheduler.framework import pod_priority
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.interfaces import NodeToStatus, QueuedPodInfo
@@ -179,3 +179,147 @@ def test_priority_sort_reads_the_groups_priority_only_with_the_gate() -> None:
     assert aware.less(queued(high_group, 2.0), queued(plain, 1.0))
     unaware = PrioritySort(pod_priority.for_plugin(handle, NO_WAP))
     assert unaware.less(queued(plain, 1.0), queued(high_group, 2.0))
+
+
+def test_nominated_pods_count_by_their_groups_priority_when_filtering() -> None:
+    from client import cache
+    from scheduler.config.types import POINTS, PluginRef, Profile
+    from scheduler.queue import Nominator
+    from scheduler.runtime import Framework
+    from tests.scheduler.fakes import node_infos
+
+    class Full:
+        name = "Full"
+
+        def filter(self, state: CycleState, p: Obj, n: Any) -> Status | None:
+            return Status.unschedulable("taken") if n.pods else None
+
+    plugin_ = Full()
+    profile = Profile("test-scheduler", points={point: [PluginRef("Full", 0)] for point in POINTS})
+    groups = cache.Store()
+    groups.replace([group("vip", 100)])
+    nominator = Nominator()
+    # Its own priority is 0; its group's 100 outranks the pod being filtered (own priority 10).
+    nominator.add(PodInfo.of(pod("vip-0", priority=0, spec={"schedulingGroup": {"podGroupName": "vip"}})), "a")
+    target = node_infos([node("a")])[0]
+    for gates, want in ((GATES, ["taken"]), (NO_WAP, None)):
+        fw = Framework(profile, registry={"Full": lambda a, h, f: plugin_}, features=gates, nominator=nominator,
+                       stores=lambda resource: groups)
+        status = fw.run_filter_plugins_with_nominated_pods(CycleState(), pod("p", priority=10), target)
+        assert (status.reasons if status is not None else None) == want, gates
+
+
+# Preemption for a whole PodGroup (the PodGroup cycle's entry point), delayed ----------------------
+
+def bin_packing(handle: FilteringHandle, group_pods: list[Obj]) -> Any:
+    """A stand-in for the cycle's simulation: first fit by CPU over the snapshot, `gone` pods removed."""
+    from scheduler.framework.node_info import pod_key
+    from scheduler.framework.pod_group import PodGroupAssignment
+
+    def feasible(gone: list[Obj]) -> PodGroupAssignment | None:
+        removed = {pod_key(p) for p in gone}
+        free = {}
+        for n in handle.snapshot:
+            used = sum(i.requests.milli_cpu for i in n.pods if i.key not in removed)
+            free[n.name] = n.allocatable.milli_cpu - used
+        assignment = PodGroupAssignment()
+        for p in group_pods:
+            need = PodInfo.of(p).requests.milli_cpu
+            host = next((name for name, room in free.items() if room >= need), None)
+            if host is None:
+                return None
+            free[host] -= need
+            assignment.pod_to_node[pod_key(p)] = host
+        return assignment
+    return feasible
+
+
+def gang(name: str, priority: int, *cpus: str) -> tuple[Any, list[Obj]]:
+    from scheduler.framework.pod_group import PodGroupInfo
+    members = [pod(f"{name}-{i}", requests={"cpu": cpu}, spec={"schedulingGroup": {"podGroupName": name}})
+               for i, cpu in enumerate(cpus)]
+    return PodGroupInfo(group(name, priority), members), members
+
+
+def cluster_of(existing: list[Obj], groups: list[Obj]) -> FilteringHandle:
+    return FilteringHandle([node("n1", cpu="4"), node("n2", cpu="4"), node("n3", cpu="4")], existing,
+                           stores={PODGROUPS: groups, PODS: existing, PODDISRUPTIONBUDGETS: []})
+
+
+GROUP_CASES = [
+    ("a lower-priority whole group goes before a higher-priority lone pod",
+     [running("low-a", "n1", cpu="4", in_group="low"), running("low-b", "n2", cpu="4", in_group="low"),
+      running("lone", "n3", cpu="4", priority=5)], [group("low", 1)], ("4",), ["low-a", "low-b"]),
+    ("of equal priority the lone pod goes and the group stays",
+     [running("low-a", "n1", cpu="4", in_group="low"), running("low-b", "n2", cpu="4", in_group="low"),
+      running("lone", "n3", cpu="4", priority=1)], [group("low", 1)], ("4",), ["lone"]),
+    ("a group needing two nodes takes the whole low gang, and the lone pod then is spared",
+     [running("low-a", "n1", cpu="4", in_group="low"), running("low-b", "n2", cpu="4", in_group="low"),
+      running("lone", "n3", cpu="4", priority=1)], [group("low", 1)], ("4", "4"), ["low-a", "low-b"]),
+    ("a group needing all three nodes takes everything of lower priority",
+     [running("low-a", "n1", cpu="4", in_group="low"), running("low-b", "n2", cpu="4", in_group="low"),
+      running("lone", "n3", cpu="4", priority=1)], [group("low", 1)], ("4", "4", "4"), ["lone", "low-a", "low-b"]),
+    ("a Pod-mode group's pods are lone victims: only what is needed goes",
+     [running("low-a", "n1", cpu="4", in_group="low"), running("low-b", "n2", cpu="4", in_group="low"),
+      running("busy", "n3", cpu="4", priority=50)], [group("low", 1, mode="Pod")], ("4",), ["low-b"]),
+]
+
+
+@pytest.mark.parametrize("name,existing,groups,cpus,want", GROUP_CASES, ids=[c[0] for c in GROUP_CASES])
+def test_victims_for_a_whole_pod_group(name: str, existing: list[Obj], groups: list[Obj], cpus: tuple[str, ...],
+                                       want: list[str]) -> None:
+    handle = cluster_of(existing, groups)
+    info, members = gang("high", 10, *cpus)
+    plan, status = plugin(handle).group_preemption.select_victims(info, bin_packing(handle, members))
+    assert status is None and plan is not None
+    assert sorted(p["metadata"]["name"] for p in plan.pods) == sorted(want)
+    assert len(plan.assignment.pod_to_node) == len(members)
+
+
+async def test_victims_are_deleted_only_once_chosen_and_retries_wait_without_new_preemptions() -> None:
+    from scheduler.plugins.default_preemption import pod_group_preemption
+
+    existing = [running("low-a", "n1", cpu="4", in_group="low"), running("low-b", "n2", cpu="4", in_group="low"),
+                running("lone", "n3", cpu="4", priority=50)]
+    handle = cluster_of(existing, [group("low", 1)])
+    info, members = gang("high", 10, "4", "4")
+    preemption = plugin(handle)
+    assignment, status = await preemption.preempt_pod_group(info, bin_packing(handle, members))
+    assert status is not None and status.message == pod_group_preemption.waiting_message(2)
+    assert assignment is not None and sorted(assignment.pod_to_node.values()) == ["n1", "n2"]
+    await preemption.group_preemption.drain()
+    deleted = sorted(c[3] for c in handle.client.calls if c[0] == "delete")
+    assert deleted == ["low-a", "low-b"]
+    assert [c[3] for c in handle.client.calls if c[1] == "podgroups"] == ["low"]
+
+    # The victims are still terminating: a retry waits and chooses nothing new.
+    calls = len(handle.client.calls)
+    again, status = await preemption.preempt_pod_group(info, bin_packing(handle, members))
+    assert again is None and status is not None and status.message == pod_group_preemption.waiting_message(2)
+    assert len(handle.client.calls) == calls
+
+    # Once they are gone the wait is over: the next attempt preempts afresh if it must.
+    handle.store(PODS).replace([p for p in existing if p["metadata"]["name"] == "lone"])
+    assert preemption.group_preemption.waiting_for(info.key) == 0
+
+
+async def test_a_group_that_cannot_fit_even_on_an_emptied_cluster_preempts_nothing() -> None:
+    from scheduler.plugins.default_preemption import pod_group_preemption
+
+    existing = [running("low-a", "n1", cpu="4", in_group="low")]
+    handle = cluster_of(existing, [group("low", 1)])
+    info, members = gang("high", 10, "8")
+    assignment, status = await plugin(handle).preempt_pod_group(info, bin_packing(handle, members))
+    assert assignment is None and status is not None and status.message == pod_group_preemption.NOT_HELPFUL
+    assert handle.client.calls == []
+
+
+async def test_nothing_of_lower_priority_means_no_victims() -> None:
+    from scheduler.framework.status import Code
+
+    existing = [running("peer", "n1", cpu="4", priority=10)]
+    handle = cluster_of(existing, [])
+    info, members = gang("high", 10, "4", "4", "4")
+    assignment, status = await plugin(handle).preempt_pod_group(info, bin_packing(handle, members))
+    assert status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert handle.client.calls == []

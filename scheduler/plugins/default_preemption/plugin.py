@@ -6,6 +6,8 @@ node (every lower-priority pod is removed, then the most important are reprieved
 still fits, PDB-breaking ones first), and how many nodes to dry-run (minCandidateNodesPercentage /
 minCandidateNodesAbsolute). The flow around them is `evaluator.py`; the API calls `executor.py`.
 With SchedulerAsyncPreemption its PreEnqueue holds a preemptor back until its evictions are under way.
+Workload-aware preemption (KEP-5710): group priorities and whole-group victims (`victim_units.py`),
+and `preempt_pod_group` for the PodGroup cycle (`pod_group_preemption.py`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import Features, Handle, NodeToStatus, PostFilterResult
 from scheduler.framework.node_info import NodeInfo, PodInfo
+from scheduler.framework.pod_group import PodGroupAssignment, PodGroupInfo
 from scheduler.framework.status import Code, Status, code_of, is_success
 from scheduler.plugins import names
 from scheduler.plugins.default_preemption import ordering, pdb, victim_units
 from scheduler.plugins.default_preemption.evaluator import Evaluator
 from scheduler.plugins.default_preemption.executor import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Executor
 from scheduler.plugins.default_preemption.ordering import Victims
+from scheduler.plugins.default_preemption.pod_group_preemption import Feasible, PodGroupPreemption
 
 Obj = dict[str, Any]
 ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"  # beta, on by default since 1.33
@@ -89,6 +93,7 @@ class DefaultPreemption:
         self.rand = rand or random.Random()
         self.executor = Executor(handle, self.priorities)
         self.evaluator = Evaluator(self.name, handle, self, self.executor, self.async_preemption)
+        self.group_preemption = PodGroupPreemption(handle, self.priorities, self.executor, self.name)
 
     # PostFilter
 
@@ -126,6 +131,12 @@ class DefaultPreemption:
         if self.workload_aware and self.group_cycle_preempts:
             return "preemption: not eligible due to workload aware preemption enabled"
         return ""
+
+    async def preempt_pod_group(self, group: PodGroupInfo, feasible: Feasible,
+                                preemptor: Obj | None = None) -> tuple[PodGroupAssignment | None, Status | None]:
+        """Preemption for a whole group, for the PodGroup cycle (`pod_group_preemption.py`): victims
+        deleted only once `feasible` proved the group fits without them; Unschedulable while it waits."""
+        return await self.group_preemption.preempt(group, feasible, preemptor)
 
     # PreEnqueue
 

@@ -3,7 +3,7 @@
 The Priority admission plugin resolves `spec.priorityClassName` to `spec.priority` on create, with
 the global default class when unset; the strategy defaults `disruptionMode` to Pod, refuses a
 PodGroup disruption mode for a basic group and drops the three fields while the gate is off. The
-last test drives kubectl v1.36.3 against `haru up`.
+last test drives kubectl v1.36.3 (and reads back with the Python client 36.0.3) against `haru up`.
 """
 
 from __future__ import annotations
@@ -165,5 +165,49 @@ def test_kubectl_shows_the_resolved_priority_and_refuses_a_basic_whole_group(tmp
                                   input=json.dumps(pod_group("orphan", priorityClassName="nope")))
         assert "no PriorityClass with name nope was found" in missing.stderr
         assert cluster.kubectl("get", "podgroup", "loose", check=False).returncode != 0
+        # The Python client 36.0.3 reads the resolved fields into its typed model.
+        from kubernetes import client, config
+
+        api_client = config.new_client_from_config(config_file=cluster.kubeconfig)
+        try:
+            read = client.SchedulingV1alpha2Api(api_client).read_namespaced_pod_group("train", "default")
+            assert (read.spec.priority, read.spec.priority_class_name, read.spec.disruption_mode) == (
+                1000, "high", "PodGroup")
+        finally:
+            api_client.close()
     finally:
         stop_haru(cluster)
+
+
+WORKLOADS = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/workloads"
+
+
+def workload(name: str, *templates: Obj) -> Obj:
+    return {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "default"}, "spec": {"podGroupTemplates": list(templates)}}
+
+
+def template(name: str, **fields: Any) -> Obj:
+    return {"name": name, "schedulingPolicy": {"gang": {"minCount": 2}}, **fields}
+
+
+@pytest.mark.asyncio
+async def test_a_workloads_templates_are_resolved_as_pod_groups_are(gated: InProcess) -> None:
+    assert (await _create(gated, CLASSES, priority_class("high", 1000)))[0] == 201
+    # Without a default class a template without a class keeps no priority.
+    status, created = await _create(gated, WORKLOADS, workload("early", template("workers")))
+    assert status == 201 and "priority" not in created["spec"]["podGroupTemplates"][0]
+    assert (await _create(gated, CLASSES, priority_class("everyone", 7, default=True)))[0] == 201
+    status, created = await _create(gated, WORKLOADS, workload(
+        "train", template("workers", priorityClassName="high"), template("driver")))
+    assert status == 201, created
+    resolved = [(t.get("priorityClassName"), t.get("priority")) for t in created["spec"]["podGroupTemplates"]]
+    assert resolved == [("high", 1000), ("everyone", 7)]
+    status, answer = await _create(gated, WORKLOADS, workload("bad", template("workers", priorityClassName="nope")))
+    assert (status, answer["reason"]) == (403, "Forbidden")
+    assert answer["message"].endswith("no PriorityClass with name nope was found")
+    status, answer = await _create(gated, WORKLOADS, workload("set", template("w", priorityClassName="high",
+                                                                              priority=3)))
+    assert status == 403 and "must not be provided in pod group template" in answer["message"]
+    status, listed, _ = await gated.request("GET", WORKLOADS)
+    assert sorted(w["metadata"]["name"] for w in listed["items"]) == ["early", "train"]

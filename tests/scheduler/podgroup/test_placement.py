@@ -102,7 +102,8 @@ def test_no_rack_that_can_hold_the_gang_is_unschedulable_with_upstreams_text() -
     fw, group, _ = setup(racks, cpu="2")
     choice = choose(fw, group)
     assert choice.status.code == Code.UNSCHEDULABLE
-    assert choice.status.message == ("0/2 placements are available, first placement status: Insufficient cpu")
+    assert choice.status.message == ("0/2 placements are available, first placement status: "
+                                     "pod group is unschedulable: needs 3, at most 2 fit: 1 pods Insufficient cpu")
     assert [p.name for p, _ in choice.tried] == ["rack=rack-1", "rack=rack-2"]
 
 

@@ -62,7 +62,7 @@ def test_a_gang_that_does_not_reach_min_count_is_unschedulable_and_stops_early()
     # b1, b2 take p0, p1; p2 and p3 fit nowhere; then 2 placed + 1 left < 4, so p4 is never tried.
     assert [r.pod["metadata"]["name"] for r in outcome.result] == ["p0", "p1", "p2", "p3"]
     assert sorted(r.host for r in outcome.result) == ["", "", "b1", "b2"]
-    assert outcome.status.message == ("pod group is unschedulable: 2 of 4 pods fit; "
+    assert outcome.status.message == ("pod group is unschedulable: needs 4, 2 fit: 2 pods Insufficient cpu; "
                                       "0/2 nodes are available: 2 Insufficient cpu.")
     assert cache.pod_count() == 0
 
@@ -98,4 +98,4 @@ def test_the_loop_says_why_when_no_rack_holds_the_gang() -> None:
     choice = placement.choose(fw, CycleState(), group, algorithm.snapshot.node_infos,
                               simulation.attempt_in(algorithm, fw, group))
     assert choice.status.message == ("0/2 placements are available, first placement status: "
-                                     "Insufficient cpu")
+                                     "pod group is unschedulable: needs 4, at most 3 fit: 1 pods Insufficient cpu")

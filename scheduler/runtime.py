@@ -11,7 +11,9 @@ runs in order and Unreserve in reverse; Permit may Wait (a `WaitingPod` with per
 PreBind runs after its pre-flight (Skip: not called), adjacent plugins that allow it in parallel;
 Bind stops at the first plugin that does not Skip. A Score plugin may also offer
 `score_nodes(state, pod, nodes) -> list[int]`, its Score over many nodes in one call (it raises
-where Score would answer an error); the framework prefers it. A plugin that raises answers Status
+where Score would answer an error); the framework prefers it, and likewise `normalize_values`
+for NormalizeScore and a Filter plugin's `filter_nodes` (`filter_nodes_runner`, the cycle's
+batch Filter with node-by-node answers). A plugin that raises answers Status
 ERROR with its name. Every answer goes to the optional `CycleObserver`. Called by `cycle.py` and
 `binding.py`.
 """

@@ -197,8 +197,8 @@ def scheduler_argv(kubeconfig_path: str, *, feature_gates: str = "", config: str
                    scheduler_name: str | None = None, record_results: bool = False, python: str = sys.executable,
                    verbose: bool = False, port: int | None = None) -> list[str]:
     argv = [python, "-m", "scheduler", "--kubeconfig", kubeconfig_path]
-    if port is not None:
-        argv += ["--secure-port", str(port)]
+    # Unset: a free port, so test clusters and benches side by side never fight over 10259.
+    argv += ["--secure-port", str(port or 0)]
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
     if config:

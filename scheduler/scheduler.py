@@ -282,8 +282,11 @@ class Scheduler:
         """What keeps the scheduler from working, for componentstatuses (empty: healthy)."""
         out = [f"informer {r} has not synced" for r, i in self.informers.items()
                if r in self._watched and not i.has_synced]
-        out += [f"{t.get_name()} ended" for t in self._tasks if t.done() and t.get_name() == "scheduling loop"]
-        return out
+        return out + self.stalled()
+
+    def stalled(self) -> list[str]:
+        """What makes the process dead rather than not ready yet (the /healthz and /livez answer)."""
+        return [f"{t.get_name()} ended" for t in self._tasks if t.done() and t.get_name() == "scheduling loop"]
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)

@@ -2,8 +2,9 @@
 
 kube-scheduler serves these over HTTPS on `--secure-port` (10259); haru serves plain HTTP on the
 same flag (a local, loopback-bound control plane has no certificates for its co-processes). Port 0
-picks a free port; `start` returns the port it bound. Health is `Scheduler.problems()` (the same
-answer componentstatuses gives); /metrics renders `Scheduler.metrics` with the queue's counts.
+picks a free port; `start` returns the port it bound. /healthz and /livez fail only when the scheduling
+loop ended (`Scheduler.stalled()`); /readyz also waits for the informers (`Scheduler.problems()`,
+componentstatuses' answer); /metrics renders `Scheduler.metrics` with the queue's counts.
 Started by `python -m scheduler` (scheduler/__main__.py).
 """
 
@@ -19,21 +20,29 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 def app_for(sched: Any) -> web.Application:
     """`sched` is a `scheduler.scheduler.Scheduler` (metrics, queue, problems())."""
 
-    async def health(request: web.Request) -> web.Response:
-        problems = sched.problems()
+    def answer(request: web.Request, problems: list[str]) -> web.Response:
         if not problems:
             return web.Response(text="ok", content_type="text/plain")
-        # Upstream's healthz lists failed checks and answers 500.
-        body = "".join(f"[-]{p} failed: reason withheld\n" for p in problems)
-        return web.Response(status=500, text=body + f"{request.path} check failed\n", content_type="text/plain")
+        # As upstream's healthz package: each failed check on its own line, then "<path> check failed", 500.
+        body = "[+]ping ok\n" + "".join(f"[-]{p} failed: reason withheld\n" for p in problems)
+        return web.Response(status=500, text=body + f"{request.path.lstrip('/')} check failed\n",
+                            content_type="text/plain")
+
+    async def alive(request: web.Request) -> web.Response:
+        return answer(request, sched.stalled())
+
+    async def ready(request: web.Request) -> web.Response:
+        # Ready once the informers synced, as kube-scheduler's sched-handler-sync readyz check.
+        return answer(request, sched.problems())
 
     async def metrics(request: web.Request) -> web.Response:
         text = sched.metrics.render(sched.queue.pending_counts())
         return web.Response(body=text.encode(), headers={"Content-Type": CONTENT_TYPE})
 
     app = web.Application()
-    for path in ("/healthz", "/livez", "/readyz"):
-        app.router.add_get(path, health)
+    app.router.add_get("/healthz", alive)
+    app.router.add_get("/livez", alive)
+    app.router.add_get("/readyz", ready)
     app.router.add_get("/metrics", metrics)
     return app
 

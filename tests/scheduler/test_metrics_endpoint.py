@@ -10,6 +10,7 @@ from __future__ import annotations
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
+from client import resources as api
 from scheduler import serving
 from scheduler.metrics import ATTEMPT_BUCKETS
 from tests.scheduler.fakes import pod
@@ -89,5 +90,23 @@ async def test_health_endpoints_answer_ok_and_unknown_paths_404() -> None:
         for path in ("/healthz", "/livez", "/readyz"):
             assert (await _get(port, path))[0::2] == (200, "ok")
         assert (await _get(port, "/nope"))[0] == 404
+    finally:
+        await runner.cleanup()
+
+
+async def test_readyz_waits_for_the_informers_while_healthz_stays_ok() -> None:
+    sched, _, _, _ = make(nodes=1)
+
+    class Unsynced:
+        has_synced = False
+
+    sched.informers[api.PODS] = Unsynced()  # type: ignore[assignment]
+    sched._watched.add(api.PODS)  # noqa: SLF001 - a served kind whose informer has not listed yet
+    runner, port = await serving.start(sched, "127.0.0.1", 0)
+    try:
+        status, _, body = await _get(port, "/readyz")
+        assert status == 500
+        assert body == "[+]ping ok\n[-]informer v1/pods has not synced failed: reason withheld\nreadyz check failed\n"
+        assert (await _get(port, "/healthz"))[0::2] == (200, "ok")
     finally:
         await runner.cleanup()

@@ -12,6 +12,7 @@ handler. Run as one asyncio task per pod by `scheduler.py`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from scheduler.cycle import Outcome, rejected_on_one_node
@@ -34,7 +35,7 @@ class BindingHost(Protocol):
 
     def handle_failure(self, fw: Framework, qpi: QueuedPodInfo, outcome: Outcome) -> None: ...
 
-    def patch_nominated_node(self, pod: Obj, node_name: str) -> None: ...
+    def patch_nominated_node(self, pod: Obj, node_name: str) -> Awaitable[None] | None: ...
 
 
 async def binding_cycle(host: BindingHost, fw: Framework, state: CycleState, qpi: QueuedPodInfo,
@@ -67,10 +68,11 @@ async def _bind(host: BindingHost, fw: Framework, state: CycleState, pod: Obj, n
     pre_flight = fw.run_pre_bind_pre_flights(state, pod, node)
     if pre_flight is not None and (pre_flight.code is Code.ERROR or pre_flight.rejected):
         return Outcome(pre_flight)
+    nominating: Awaitable[None] | None = None
     if host.features.get("NominatedNodeNameForExpectation", False):
         if pre_flight is None or fw.will_wait_on_permit(pod):
             # Tell others (the cluster autoscaler, people) where the pod is about to go.
-            host.patch_nominated_node(pod, node)
+            nominating = host.patch_nominated_node(pod, node)
     status = await fw.wait_on_permit(pod)
     if status is not None:
         if status.rejected:
@@ -78,6 +80,9 @@ async def _bind(host: BindingHost, fw: Framework, state: CycleState, pod: Obj, n
         return Outcome(status)
     # Past Permit nothing can make the pod unschedulable: failures from here go to backoff.
     host.queue.done((pod.get("metadata") or {}).get("uid", ""))
+    if nominating is not None:
+        # The binding clears nominatedNodeName (KEP-5278): a nomination landing after it would stick.
+        await nominating
     status = await fw.run_pre_bind_plugins(state, pod, node)
     if status is not None:
         return Outcome(status)

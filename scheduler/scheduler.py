@@ -408,11 +408,12 @@ class Scheduler:
             return pod
         return informer.store.get(client_cache.key_of(pod))
 
-    def patch_nominated_node(self, pod: Obj, node_name: str) -> None:
+    def patch_nominated_node(self, pod: Obj, node_name: str) -> asyncio.Task[Any] | None:
+        """Send status.nominatedNodeName in the background; the task, for a binding to wait on."""
         if (pod.get("status") or {}).get("nominatedNodeName") == node_name:
-            return
+            return None
         meta = pod.get("metadata") or {}
-        self._send_status_patch(meta, {"status": {"nominatedNodeName": node_name}})
+        return self._send_status_patch(meta, {"status": {"nominatedNodeName": node_name}})
 
     def _patch_status(self, pod: Obj, reason: str, message: str, nominated: str | None) -> None:
         status = pod.get("status") or {}
@@ -436,9 +437,9 @@ class Scheduler:
         if patch:
             self._send_status_patch(meta, {"status": patch})
 
-    def _send_status_patch(self, meta: Obj, patch: Obj) -> None:
+    def _send_status_patch(self, meta: Obj, patch: Obj) -> asyncio.Task[Any] | None:
         if self.client is None:
-            return
+            return None
         client = self.client
 
         async def send() -> None:
@@ -449,4 +450,4 @@ class Scheduler:
                 log.warning("could not update the status of pod %s/%s: %s", meta.get("namespace"),
                             meta.get("name"), exc)
 
-        self._spawn(send(), f"status {meta.get('namespace')}/{meta.get('name')}")
+        return self._spawn(send(), f"status {meta.get('namespace')}/{meta.get('name')}")

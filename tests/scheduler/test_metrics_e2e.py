@@ -68,7 +68,7 @@ def _ready(endpoint: str) -> bool:
         try:
             with urllib.request.urlopen(f"{endpoint}/readyz", timeout=10) as resp:
                 return resp.read() == b"ok"
-        except urllib.error.HTTPError:
+        except urllib.error.URLError:  # HTTPError too; refused while the co-process is still starting
             time.sleep(0.2)
     return False
 
@@ -76,9 +76,10 @@ def _ready(endpoint: str) -> bool:
 def test_the_scheduler_co_process_counts_a_gang_it_scheduled(tmp_path: Path) -> None:
     cluster, endpoint = _up(tmp_path / "haru")
     try:
+        # haru up lists the endpoint before the co-process has bound it: wait for readiness first.
+        assert _ready(endpoint), "the scheduler never became ready (its informers did not sync)"
         with urllib.request.urlopen(f"{endpoint}/healthz", timeout=10) as resp:
             assert resp.read() == b"ok"
-        assert _ready(endpoint), "the scheduler never became ready (its informers did not sync)"
         cluster.kubectl("apply", "-f", "-", input=GANG)
         deadline = time.monotonic() + 60
         nodes: list[str] = []
@@ -89,6 +90,10 @@ def test_the_scheduler_co_process_counts_a_gang_it_scheduled(tmp_path: Path) -> 
                 break
             time.sleep(0.2)
         assert len(nodes) == 3, "the gang did not bind"
+        # The binding clears the nomination the Permit wait put there (KEP-5278), and it stays cleared.
+        time.sleep(0.5)
+        nominated = cluster.kubectl("get", "pods", "-o", "jsonpath={.items[*].status.nominatedNodeName}").stdout
+        assert nominated.split() == []
         with urllib.request.urlopen(f"{endpoint}/metrics", timeout=10) as resp:
             text = resp.read().decode()
         samples = {(s.name, tuple(sorted(s.labels.items()))): s.value

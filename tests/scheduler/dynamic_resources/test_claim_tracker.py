@@ -60,3 +60,23 @@ def test_an_assumed_write_stands_until_the_informer_delivers_it_or_something_new
     store.update(newer)
     assert tracker.get("default", "a") is newer
     assert tracker.list() == [newer]
+
+
+def test_dropping_the_in_flight_extended_claim_keeps_the_devices_the_created_claim_holds() -> None:
+    """Issue 11: the special claim is in flight under its template's uid while PreBind creates the
+    real claim (another uid) with the same allocation. A cycle that counts both, then the in-flight
+    copy going away, must leave the devices taken: else the next pod gets them a second time."""
+    store = cache.Store()
+    tracker = ClaimTracker(store)
+    template = allocated("<extended-resources>", "gpu-0")
+    template["metadata"]["uid"] = "template-uid"
+    tracker.signal_pending("template-uid", template)
+    assert held(tracker) == {"gpu-0"}
+
+    created = allocated("pod-extended-resources-x7k2p", "gpu-0", rv="8")
+    store.add(created)  # the informer delivers the written claim while the write is in progress
+    assert held(tracker) == {"gpu-0"}
+    tracker.remove_pending("template-uid")
+    assert held(tracker) == {"gpu-0"}
+    store.delete(created)
+    assert held(tracker) == set()

@@ -1,8 +1,10 @@
 """The aiohttp application: middleware, the non-resource paths, and routing to the verb handlers.
 
-Request flow: `errors_and_metrics` (APIError → Status, counters) → `authenticate` (401 unless
-the admin token, an issued service-account token, or plain HTTP) → `dispatch`, which serves
-discovery, OpenAPI, version, health and metrics itself and sends resource paths to
+Request flow: `errors_and_metrics` (APIError → Status, counters) → `authenticate` (a client
+certificate or bearer token, `authentication/chain.py`; anonymous only on the public paths; else
+401; then Impersonate-* headers) → `authorize` (the `--authorization-mode` chain; 403 with kube's
+text) → `dispatch`, which serves discovery, OpenAPI, version, health, metrics and the issuer's OIDC
+documents itself and sends resource paths to
 `handlers/<verb>.py` or `subresources/`. Nothing here knows a kind's rules: those are the
 registry's rows and the strategies. Built by `build()`; run by `cluster/` (`haru up`) and tests.
 """
@@ -17,6 +19,8 @@ from aiohttp import web
 
 from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
                        requestinfo, responses, version)
+from apiserver.authorization import attributes as authz_attributes, chain as authz_chain, impersonation
+from apiserver.authentication import chain, oidc_discovery, options as authn_options
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.custom_metrics_api import serving as custom_metrics
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
@@ -31,14 +35,20 @@ USER_KEY: web.RequestKey[auth.User] = web.RequestKey("haru_user", auth.User)
 REQUEST_INFO_KEY: web.RequestKey[requestinfo.RequestInfo] = web.RequestKey("haru_request_info",
                                                                             requestinfo.RequestInfo)
 _PUBLIC = ("/healthz", "/livez", "/readyz", "/version")  # system:public-info-viewer paths
+# Anonymous may reach these too; upstream's RBAC grants them to system:serviceaccounts only
+# (system:service-account-issuer-discovery) unless an admin binds system:unauthenticated.
+_ANONYMOUS_EXACT = frozenset(oidc_discovery.PATHS)
+ANONYMOUS = auth.User("system:anonymous", ("system:unauthenticated",))
 _CONNECT = frozenset({"log", "exec", "attach", "portforward", "proxy"})
 
 
 def build(server: Server) -> web.Application:
-    app = web.Application(middlewares=[errors_and_metrics, authenticate], client_max_size=4 * 1024 * 1024)
+    app = web.Application(middlewares=[errors_and_metrics, authenticate, authorize], client_max_size=4 * 1024 * 1024)
     app[SERVER_KEY] = server
     app[METRICS_KEY] = metrics.Metrics()
-    server.extra.setdefault("authenticator", auth.Authenticator(server.admin_token, b"haru"))
+    if "authenticator" not in server.extra:
+        server.extra["authenticator"] = authn_options.Options(admin_token=server.admin_token).build(server)
+    server.extra.setdefault(authz_chain.AUTHORIZER, authz_chain.Authorizer(("AlwaysAllow",), server.store))
     app.router.add_route("*", "/{tail:.*}", dispatch)
 
     async def close_kubelet_connections(_: web.Application) -> None:
@@ -89,21 +99,62 @@ def _metric_verb(method: str, info: requestinfo.RequestInfo) -> str:
 
 @web.middleware
 async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    authenticator: auth.Authenticator = server_of(request).extra["authenticator"]
-    user = authenticator.authenticate(request.headers.get("Authorization"))
+    authenticator: chain.Authenticator = server_of(request).extra["authenticator"]
+    info = requestinfo.parse(request.method, request.path, dict(request.query))
+    request[REQUEST_INFO_KEY] = info
+    peercert, der = _peer_certificate(request)
+    protocols = (request.headers.getall("Sec-WebSocket-Protocol", [])
+                 if request.headers.get("Upgrade", "").lower() == "websocket" else None)
+    outcome = authenticator.authenticate(request.headers.get("Authorization"), peercert, der, protocols)
+    user = outcome.user
     if user is None:
-        if request.path.rstrip("/") in _PUBLIC or request.path.startswith(_PUBLIC):
-            request[USER_KEY] = auth.User("system:anonymous", ("system:unauthenticated",))
+        # A credential that failed is 401 everywhere, as upstream's union fails before anonymous.
+        if not outcome.error and _anonymous_allowed(request.path):
+            request[USER_KEY] = ANONYMOUS
             return await handler(request)
+        if outcome.error:
+            log.debug("unable to authenticate %s %s: %s", request.method, request.path, outcome.error)
         raise errors.APIError(401, "Unauthorized", "Unauthorized")
+    if impersonation.requested(request.headers):
+        server = server_of(request)
+        authorizer: authz_chain.Authorizer = server.extra[authz_chain.AUTHORIZER]
+        own = authz_attributes.from_request(user, info, request.query.get("fieldSelector", ""))
+        user = impersonation.impersonate(user, request.headers, authorizer.authorize, own,
+                                         constrained=server.gates.enabled("ConstrainedImpersonation"))
     request[USER_KEY] = user
+    return await handler(request)
+
+
+def _anonymous_allowed(path: str) -> bool:
+    return path.rstrip("/") in _PUBLIC or path.startswith(_PUBLIC) or path in _ANONYMOUS_EXACT
+
+
+def _peer_certificate(request: web.Request) -> tuple[dict[str, Any] | None, bytes | None]:
+    """The client certificate the TLS handshake verified against the cluster CA, if one was sent."""
+    transport = request.transport
+    if transport is None:
+        return None, None
+    ssl_object = transport.get_extra_info("ssl_object")
+    if ssl_object is None:
+        return None, None
+    peercert = ssl_object.getpeercert()
+    return (peercert, ssl_object.getpeercert(binary_form=True)) if peercert else (None, None)
+
+
+@web.middleware
+async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
+    info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
+    authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
+    attrs = authz_attributes.from_request(request[USER_KEY], info, request.query.get("fieldSelector", ""))
+    decision = authorizer.authorize(attrs)
+    if not decision.allowed:
+        raise authz_attributes.forbidden(attrs, decision.reason)
     return await handler(request)
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
     path = request.path
-    info = requestinfo.parse(request.method, path, dict(request.query))
-    request[REQUEST_INFO_KEY] = info
+    info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
     if info.is_resource:
         return await _resource(request, info)
     return await _non_resource(request, path.rstrip("/") or "/")
@@ -116,6 +167,10 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         raise errors.method_not_allowed() if _known_non_resource(path) else errors.route_not_found()
     if path == "/version":
         return responses.json_response(version.info())
+    if path in oidc_discovery.PATHS:
+        authenticator: chain.Authenticator = server.extra["authenticator"]
+        jwks_uri = server.extra.get("jwks_uri") or f"{request.scheme}://{request.host}{oidc_discovery.JWKS_PATH}"
+        return oidc_discovery.respond(path, authenticator.tokens, jwks_uri)
     if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
         return health.respond(server, path, request.query)
     if path == "/metrics":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -286,7 +287,9 @@ def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
         return None
     store = ep.server.store
     want_objects = decode or sel.needs_objects
-    found = [record for record in map(store.get, keys) if record is not None]
+    # Read lazily: a page (`limit`) stops reading at its last record plus one, instead of every
+    # candidate (a LIST ?labelSelector=…&limit=1 polled over 10,000 matching objects read them all).
+    found = (record for record in map(store.get, keys) if record is not None)
     records: list[Record] = []
     objects: list[dict[str, Any]] = []
     stopped_at = _take(sel, found, records, objects if want_objects else None)
@@ -294,15 +297,17 @@ def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     return Page(records, objects if want_objects else None, store.revision, token, None)
 
 
-def _take(sel: Selection, candidates: list[Record], records: list[Record],
+def _take(sel: Selection, candidates: Iterable[Record], records: list[Record],
           objects: list[dict[str, Any]] | None) -> str | None:
     """Append the candidates that `sel` selects (decoded into `objects` when given) until its limit.
 
     Returns the key of the last record taken if the limit stopped it before the end, else None.
+    Candidates may come lazily: past the limit only one more is drawn, to know whether any follow.
     """
     if sel.shard is not None:
-        candidates = sel.shard.select(candidates)
-    for position, record in enumerate(candidates):
+        candidates = sel.shard.select(list(candidates))
+    remaining = iter(candidates)
+    for record in remaining:
         if objects is not None:
             obj = msgspec.json.decode(record.value)
             if not sel.matches(obj):
@@ -310,7 +315,7 @@ def _take(sel: Selection, candidates: list[Record], records: list[Record],
             objects.append(obj)
         records.append(record)
         if sel.limit and len(records) >= sel.limit:
-            return record.key if position + 1 < len(candidates) else None
+            return record.key if next(remaining, None) is not None else None
     return None
 
 

@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from admission import attributes as admission_attributes
 from apiserver import admitting, allocations, bodies, errors, field_validation, go_shape, managed_fields, type_check
+from apiserver.authorization import escalation
 from apiserver.context import Endpoint
 from apiserver.strategy import Strategy
 
@@ -126,6 +127,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
                              operation=operation, track_status=_tracks_status(ep))
     recorded = meta.get("managedFields")
     _namespace_lifecycle(ep, meta.get("name") or meta.get("generateName") or "")
+    escalation.check(ep, obj, None, user or ep.user)  # RBAC kinds: upstream checks before admission
     attrs = admitting.attributes(ep, admission_attributes.CREATE, obj, None, query, user=user or ep.user,
                                  name=meta.get("name") or "", dry_run=dry_run(query))
     _admit(ep, attrs, obj, strategy)
@@ -198,6 +200,8 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     managed_fields.on_update(old, new, managed_fields.manager_name(query, user_agent), ep.resource.schema,
                              subresource, operation, track_status=_tracks_status(ep))  # as on create
     recorded = new["metadata"].get("managedFields")
+    if not subresource:
+        escalation.check(ep, new, old, user or ep.user)
     attrs = admitting.attributes(ep, admission_attributes.UPDATE, new, old, query, subresource=subresource,
                                  user=user or ep.user, dry_run=dry_run(query))
     _admit(ep, attrs, new, strategy)

@@ -3,12 +3,14 @@
 Issue #3's rows measure the API server, so `bench.apiserver` runs it without the co-processes
 that `haru up` adds (the controllers would LIST and watch every resource at start and share the
 two cores). It calls `apiserver.runner.start` exactly as `haru up --http` does (plain HTTP, any
-caller is the admin), prints `haru apiserver is serving URL; ` once it listens, and stops cleanly
+caller is the admin; `bench.rbac` adds `--admin-token T --authorization-mode M` so callers are who
+their bearer token says, as over HTTPS), prints `haru apiserver is serving URL; ` once it listens, and stops cleanly
 on SIGTERM. Started and stopped by `bench._server_process`.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import signal
 import sys
@@ -18,8 +20,8 @@ from client import event_loop
 from cluster import cli
 
 
-async def serve(data_dir: str) -> None:
-    running = await runner.start(data_dir, port=0)
+async def serve(data_dir: str, admin_token: str | None = None, authorization_mode: str | None = None) -> None:
+    running = await runner.start(data_dir, port=0, admin_token=admin_token, authorization_mode=authorization_mode)
     cli._tune_gc()  # the same collector settings as `haru up`
     print(f"haru apiserver is serving {running.url}; ", flush=True)
     stop = asyncio.Event()
@@ -33,7 +35,12 @@ async def serve(data_dir: str) -> None:
 
 
 def main() -> int:
-    event_loop.run(serve(sys.argv[1]))
+    parser = argparse.ArgumentParser(prog="bench._apiserver_child")
+    parser.add_argument("data_dir")
+    parser.add_argument("--admin-token", default=None)
+    parser.add_argument("--authorization-mode", default=None)
+    args = parser.parse_args()
+    event_loop.run(serve(args.data_dir, args.admin_token, args.authorization_mode))
     return 0
 
 

@@ -101,9 +101,10 @@ class ServerProcess:
         return await cls._start("haru", args, data_dir / "haru-up.log", timeout)
 
     @classmethod
-    async def start_apiserver(cls, data_dir: Path, *, timeout: float = 60.0) -> ServerProcess:
+    async def start_apiserver(cls, data_dir: Path, *, timeout: float = 60.0, extra: tuple[str, ...] = (),
+                              name: str = "haru apiserver") -> ServerProcess:
         """The API server alone (`bench._apiserver_child`): `haru up --http` without co-processes."""
-        return await cls._start("haru apiserver", ["-m", "bench._apiserver_child", str(data_dir)],
+        return await cls._start(name, ["-m", "bench._apiserver_child", str(data_dir), *extra],
                                 data_dir / "apiserver.log", timeout)
 
     @classmethod

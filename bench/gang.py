@@ -1,16 +1,11 @@
-"""`python -m bench.gang [--quick]`: scheduler_perf's podgroup workloads through haru's PodGroup cycle.
+"""`python -m bench.gang [--quick | --case NODES GANGS PODS]`: scheduler_perf's podgroup shapes.
 
-The shapes of scheduler_perf's gang workloads (5,000 nodes with 1,000 / 2,000 / 3,000 gangs of 3
-pods, and 10 gangs of 5,000 pods) run through the real `Scheduler` in this process: its queue
-(a group popped as one entity), GangScheduling's PreEnqueue and Permit barrier, the PodGroup cycle
-(placement loop, simulation, commit) and one binding task per pod. What is left out is the API
-server: nodes go straight into the cache, pods and PodGroups into the stores the informers would
-fill, and the Bind plugin records the binding instead of POSTing it (so this is the scheduler's
-own cost, not an end-to-end figure like `bench.scheduler`'s). Printed per workload: CPU seconds
-of this process per pod (`time.process_time`; the machine is shared, so wall time would measure
-the neighbours) and the pods/s that CPU bounds, beside issue 13's target (200 pods/s) and the
-published gang-scheduler figures (measurements.md §2.7), with their caveats; and the number of
-gangs left partly bound (bound pods fewer than minCount but more than none), which must be 0.
+5,000 nodes with 1,000 / 2,000 / 3,000 gangs of 3, and 10 gangs of 5,000, through the real
+`Scheduler` in this process (queue, GangScheduling, the PodGroup cycle, a binding task per pod),
+without an API server: nodes, pods and PodGroups are fed to its cache and stores, Bind records.
+Printed: CPU of this process per pod (the machine is shared, so not wall time), the pods/s that
+bounds beside issue 13's 200, gangs left partly bound (must be 0), and measurements.md §2.7's
+published figures with their caveats.
 """
 
 from __future__ import annotations
@@ -34,6 +29,8 @@ from scheduler.scheduler import Scheduler
 
 Obj = dict[str, Any]
 FEATURES = {"GenericWorkload": True, "GangScheduling": True}
+TAS_FEATURES = {**FEATURES, "TopologyAwareWorkloadScheduling": True}
+RACK = "topology.kubernetes.io/rack"
 TARGET = 200.0  # issue 13: pods/s with zero partly bound gangs
 ANCHORS = [
     ("Volcano", "~55 pods/s", "Kind on an 8-core Xeon 6230, 10,000 single-pod Jobs with the webhook off, "
@@ -64,16 +61,19 @@ class _StoreFed(Scheduler):
         return self.fed.setdefault(resource, client_cache.Store())
 
 
-def _node(i: int) -> Obj:
+def _node(i: int, racks: int = 0) -> Obj:
     allocatable = {"cpu": "4", "memory": "32Gi", "pods": "110"}
-    return {"metadata": {"name": f"node-{i}", "uid": f"uid-node-{i}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
+    labels = {"kubernetes.io/hostname": f"node-{i}", **({RACK: f"rack-{i % racks}"} if racks else {})}
+    return {"metadata": {"name": f"node-{i}", "uid": f"uid-node-{i}", "labels": labels},
             "spec": {}, "status": {"allocatable": allocatable, "capacity": dict(allocatable)}}
 
 
-def _gang(g: int, pods: int) -> tuple[Obj, list[Obj]]:
+def _gang(g: int, pods: int, in_one_rack: bool = False) -> tuple[Obj, list[Obj]]:
     name = f"gang-{g}"
-    group = {"metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"},
-             "spec": {"schedulingPolicy": {"gang": {"minCount": pods}}}}
+    spec: Obj = {"schedulingPolicy": {"gang": {"minCount": pods}}}
+    if in_one_rack:
+        spec["schedulingConstraints"] = {"topology": [{"key": RACK}]}
+    group = {"metadata": {"name": name, "namespace": "bench", "uid": f"uid-{name}"}, "spec": spec}
     members = [{"metadata": {"name": f"{name}-{i}", "namespace": "bench", "uid": f"uid-{name}-{i}"},
                 "spec": {"schedulingGroup": {"podGroupName": name}, "priority": 0, "schedulerName": "default-scheduler",
                          "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m",
@@ -90,19 +90,21 @@ class Result:
     bound: int
     partial: int
     cpu: float
+    split: int = 0  # gangs bound across more than one rack (the TAS rows)
 
     @property
     def rate(self) -> float:
         return self.bound / self.cpu if self.cpu else 0.0
 
 
-async def _run(case: str, nodes: int, gangs: int, size: int) -> Result:
+async def _run(case: str, nodes: int, gangs: int, size: int, racks: int = 0) -> Result:
     binder = _Binder()
-    sched = _StoreFed(None, config.default(FEATURES), FEATURES,
+    features = TAS_FEATURES if racks else FEATURES
+    sched = _StoreFed(None, config.default(features), features,
                       registry={**REGISTRY, names.DEFAULT_BINDER: lambda a, h, f: binder})
     for i in range(nodes):
-        sched.cache.add_node(_node(i))
-    groups = [_gang(g, size) for g in range(gangs)]
+        sched.cache.add_node(_node(i, racks))
+    groups = [_gang(g, size, in_one_rack=bool(racks)) for g in range(gangs)]
     total = gangs * size
     started = time.process_time()
     loop = asyncio.get_running_loop()
@@ -124,18 +126,45 @@ async def _run(case: str, nodes: int, gangs: int, size: int) -> Result:
     sched.queue.close()
     worker.cancel()
     await asyncio.gather(worker, return_exceptions=True)
-    partial = 0
+    partial = split = 0
     for group, members in groups:
         count = sum(1 for p in members if p["metadata"]["uid"] in binder.bound)
         partial += 0 < count < size
-    return Result(case, total, len(binder.bound), partial, cpu)
+        if racks:  # node-i is in rack i % racks
+            used = {int(binder.bound[p["metadata"]["uid"]].rsplit("-", 1)[1]) % racks
+                    for p in members if p["metadata"]["uid"] in binder.bound}
+            split += len(used) > 1
+    return Result(case, total, len(binder.bound), partial, cpu, split)
+
+
+def _tas_rows(quick: bool) -> None:
+    """The TAS variant: racks of nodes, every gang constrained to one rack. Each gang is simulated in
+    every rack with room (1.36's alpha has no PercentageOfPlacementsToScore), so it costs far more
+    per pod than the rows above; no target is published for it."""
+    cases = ([("500 nodes in 10 racks, 50 gangs x 3", 500, 10, 50, 3)] if quick else
+             [("5000 nodes in 50 racks, 300 gangs x 3", 5000, 50, 300, 3),
+              ("5000 nodes in 50 racks, 10 gangs x 300", 5000, 50, 10, 300)])
+    print()
+    print("Topology-aware variant (schedulingConstraints.topology[0].key = rack, TopologyAwareWorkloadScheduling):")
+    print("| workload | pods | bound | gangs partly bound | gangs split across racks | CPU per pod | "
+          "pods/s this CPU bounds |")
+    print("|---|---|---|---|---|---|---|")
+    for case, nodes, racks, gangs, size in cases:
+        r = asyncio.run(_run(case, nodes, gangs, size, racks))
+        print(f"| {r.case} | {r.pods} | {r.bound} | {r.partial} | {r.split} | "
+              f"{r.cpu / max(r.bound, 1) * 1e3:.2f} ms | {r.rate:.0f} |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="500 nodes, 100 gangs of 3, 2 gangs of 500")
+    parser.add_argument("--case", nargs=3, type=int, metavar=("NODES", "GANGS", "PODS"),
+                        help="one workload of this shape instead of the list")
     args = parser.parse_args()
-    if args.quick:
+    if args.case:
+        nodes, gangs, size = args.case
+        cases = [(f"{nodes} nodes, {gangs} gangs x {size}", nodes, gangs, size)]
+    elif args.quick:
         cases = [("500 nodes, 100 gangs x 3", 500, 100, 3), ("500 nodes, 2 gangs x 500", 500, 2, 500)]
     else:
         cases = [("5000 nodes, 1000 gangs x 3", 5000, 1000, 3), ("5000 nodes, 2000 gangs x 3", 5000, 2000, 3),
@@ -152,6 +181,8 @@ def main() -> None:
         print(f"- {name}: {figure} ({caveat})")
     print("CPU is this process's (time.process_time), not wall time: the machine is shared. No API server: "
           "nodes, pods and PodGroups are fed to the scheduler's cache and stores, and Bind is recorded.")
+    if not getattr(args, "case", None):  # one `--case` workload (gang-core's flag) is that row alone
+        _tas_rows(args.quick)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,10 @@
 """Micro-benchmark of topology-aware placement alone: `python -m bench.placement [--nodes 5000 --racks 50]`.
 
-The TAS shape of scheduler_perf's podgroup workloads without the API server or the queue: N nodes
-(4 CPU, 16Gi) labelled into R racks, then G gangs of P one-CPU pods (minCount P, topology key
-`rack`) placed one after another with the default profile under TopologyAwareWorkloadScheduling:
-`placement.choose` generates the racks, simulates the gang in each (`simulation.attempt_in`) and
-scores the feasible ones; the winner's pods are assumed in the cache. Printed: CPU seconds of this
-process (`time.process_time`: the machine is shared, wall time would measure the neighbours) per
-pod and per gang, the pods/s that CPU bounds, and how many gangs ended up split across racks (0).
+N nodes (4 CPU) in R racks, then G gangs of P one-CPU pods (minCount P, topology key `rack`) placed
+one after another by `placement.choose` over `simulation.attempt_in` with the default TAS profile,
+the winners assumed in the cache; no queue, no API server (`bench.gang` has the whole cycle).
+Printed: CPU of this process per pod and per gang (`time.process_time`: the machine is shared, wall
+time would measure the neighbours), the pods/s that bounds, and gangs split across racks (0).
 """
 
 from __future__ import annotations

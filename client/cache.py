@@ -42,6 +42,13 @@ class Store:
         self._items: dict[str, Obj] = {}
         self._indexers = dict(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self._listeners: builtins.list[Callable[[str], None]] = []
+
+    def subscribe(self, listener: Callable[[str], None]) -> None:
+        """`listener(key)` after each add, update or delete of `key`, and for every key a replace
+        drops or fills: a consumer that keeps something derived from every object (the
+        scheduler's claim tracker) redoes only those keys instead of walking the whole store."""
+        self._listeners.append(listener)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -87,6 +94,8 @@ class Store:
         self._items[key] = obj
         for name in self._indexers:
             self._file(name, key, obj)
+        for listener in self._listeners:
+            listener(key)
         return old
 
     update = add
@@ -96,9 +105,14 @@ class Store:
         old = self._items.pop(key, None)
         if old is not None:
             self._unfile(key, old)
+            for listener in self._listeners:
+                listener(key)
         return old
 
     def replace(self, objects: Iterable[Obj]) -> None:
+        for key in self._items:  # the ones the new list leaves out are gone
+            for listener in self._listeners:
+                listener(key)
         self._items = {}
         self._indices = {name: {} for name in self._indexers}
         for obj in objects:

@@ -1,9 +1,12 @@
-"""`Discovery`: which resources the server serves, read from legacy discovery documents.
+"""`Discovery`: which resources the server serves, from aggregated discovery when the server has it.
 
-`/api`, `/apis`, then `/api/v1` and `/apis/<group>/<preferred version>` in parallel; every
-top-level resource becomes a `Resource` with its kind, scope and verbs (subresources are left
-out). A group version that fails to answer is reported in `Discovered.failed` rather than failing
-the whole read, as client-go's ErrGroupDiscoveryFailed does. Used by the namespace controller
+`/api` and `/apis` asked for `apidiscovery.k8s.io/v2` APIGroupDiscoveryList, as client-go 1.36
+does: two requests carry every group's preferred version (the first listed) and its resources.
+A server that answers with legacy documents is read the old way: `/api/v1` and
+`/apis/<group>/<preferred version>` in parallel. Every top-level resource becomes a `Resource`
+with its kind, scope and verbs (subresources are left out). A group version that fails to answer
+(or is Stale) is reported in `Discovered.failed` rather than failing the whole read, as
+client-go's ErrGroupDiscoveryFailed does. Used by the namespace controller
 (what to delete in a namespace) and the garbage collector (what to watch, and kind → resource).
 """
 
@@ -14,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.resources import Resource
-from client.rest import RestClient
+from client.rest import JSON, RestClient
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," + JSON
 
 
 @dataclass
@@ -50,7 +55,10 @@ class Discovery:
         self.client = client
 
     async def preferred(self) -> Discovered:
-        core, groups = await asyncio.gather(self.client.get_path("/api"), self.client.get_path("/apis"))
+        core, groups = await asyncio.gather(self.client.request("GET", "/api", accept=AGGREGATED),
+                                            self.client.request("GET", "/apis", accept=AGGREGATED))
+        if core.get("kind") == "APIGroupDiscoveryList" and groups.get("kind") == "APIGroupDiscoveryList":
+            return _from_aggregated([*(core.get("items") or []), *(groups.get("items") or [])])
         targets: list[tuple[str, str, str]] = [("", v, f"/api/{v}") for v in (core.get("versions") or [])[:1]]
         for group in groups.get("groups") or []:
             preferred = group.get("preferredVersion") or (group.get("versions") or [{}])[0]
@@ -68,3 +76,24 @@ class Discovery:
                 continue
             resources.extend(_resources(group, version, answer))
         return Discovered(resources, failed)
+
+
+def _from_aggregated(groups: list[dict[str, Any]]) -> Discovered:
+    """Each group's first (preferred) version, as ServerPreferredResources reads it."""
+    resources: list[Resource] = []
+    failed: dict[str, str] = {}
+    for entry in groups:
+        group = (entry.get("metadata") or {}).get("name") or ""
+        versions = entry.get("versions") or []
+        if not versions:
+            continue
+        preferred = versions[0]
+        version = preferred.get("version") or ""
+        if preferred.get("freshness") == "Stale":
+            failed[f"{group}/{version}" if group else version] = "stale GroupVersion discovery"
+            continue
+        for item in preferred.get("resources") or []:
+            kind = (item.get("responseKind") or {}).get("kind") or ""
+            resources.append(Resource(group, version, item.get("resource") or "", kind,
+                                      item.get("scope") == "Namespaced", frozenset(item.get("verbs") or ())))
+    return Discovered(resources, failed)

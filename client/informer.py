@@ -80,6 +80,12 @@ class Informer:
     def has_synced(self) -> bool:
         return self._synced.is_set()
 
+    @property
+    def last_sync_resource_version(self) -> str:
+        """The newest resourceVersion this informer's store reflects (client-go's
+        LastSyncResourceVersion): a write answered with a newer one is not in the store yet."""
+        return self.reflector.last_resource_version
+
     async def wait_synced(self, timeout: float | None = None) -> None:
         await asyncio.wait_for(self._synced.wait(), timeout)
 

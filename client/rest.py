@@ -31,6 +31,10 @@ PATCH_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 Query = Iterable[tuple[str, str]]
+# Requests (not watches) in flight at once per client. A burst (a ReplicaSet's slow-start batch of
+# 256, the garbage collector's workers) otherwise opens one TLS connection per request, paying a
+# handshake on both sides for each; client-go multiplexes such bursts over one HTTP/2 connection.
+MAX_IN_FLIGHT = 64
 
 
 def _query(**params: Any) -> list[tuple[str, str]]:
@@ -51,6 +55,7 @@ class RestClient:
         self.timeout = timeout
         self.retry = retry
         self._session: aiohttp.ClientSession | None = None
+        self._in_flight: asyncio.Semaphore | None = None
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -59,6 +64,7 @@ class RestClient:
             connector = aiohttp.TCPConnector(limit=0, ssl=self.config.ssl_context())
             headers = {"User-Agent": self.user_agent, **self.config.headers()}
             self._session = aiohttp.ClientSession(connector=connector, headers=headers)
+            self._in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)  # bound to this session's loop
         return self._session
 
     async def close(self) -> None:
@@ -84,8 +90,10 @@ class RestClient:
         attempt = 0
         while True:
             try:
-                async with self.session.request(method, self.config.server + path, params=params, data=data,
-                                                headers=headers, timeout=timeout) as resp:
+                session = self.session
+                assert self._in_flight is not None
+                async with self._in_flight, session.request(method, self.config.server + path, params=params,
+                                                            data=data, headers=headers, timeout=timeout) as resp:
                     raw = await resp.read()
                     if resp.status < 300:
                         return msgspec.json.decode(raw) if raw else None

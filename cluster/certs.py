@@ -1,9 +1,12 @@
-"""The cluster's certificate authority and the API server's serving certificate.
+"""The cluster's certificate authority, the API server's serving certificate, and client certificates.
 
 Generated once into the data dir (`pki/ca.crt`, `pki/ca.key`, `pki/apiserver.crt`,
 `pki/apiserver.key`) and reused on restart, so kubeconfigs handed out earlier stay valid. The
 serving certificate names 127.0.0.1, localhost and the in-cluster service names, as kubeadm's does.
-Called by `cli.py` before the server starts.
+The serving context asks for a client certificate (optional) and verifies it against the CA; the
+API server reads CN as the user and O as the groups. `client_certificate()` mints one (the admin's
+in `pki/admin.crt`, as kubeadm's admin.conf; `system:kube-scheduler`, `system:node:<name>`, ...).
+Called by `cli.py` and `embedded.py` before the server starts.
 """
 
 from __future__ import annotations
@@ -24,11 +27,36 @@ _DNS_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.defau
 _IPS = ("127.0.0.1", "10.96.0.1", "::1")
 
 
+# kubeadm's admin.conf since 1.29: a group bound to cluster-admin by the kubeadm:cluster-admins
+# ClusterRoleBinding, not system:masters (kept for super-admin.conf), so the admin can be revoked.
+ADMIN_USER = "kubernetes-admin"
+ADMIN_GROUPS = ("kubeadm:cluster-admins",)
+CLIENT_DAYS = 365  # kubeadm's client certificate validity
+
+
+def component_identity(component: str, node_name: str = "") -> tuple[str, tuple[str, ...]]:
+    """(CN, O) of upstream's per-component credentials, for `Pki.client_certificate` (kubeadm's
+    scheduler.conf, controller-manager.conf, and each kubelet's system:node:<name> in system:nodes)."""
+    if component == "node":
+        if not node_name:
+            raise ValueError("a node identity needs the node's name")
+        return f"system:node:{node_name}", ("system:nodes",)
+    identities = {"scheduler": "system:kube-scheduler", "controllers": "system:kube-controller-manager",
+                  "kube-proxy": "system:kube-proxy"}
+    if component not in identities:
+        raise ValueError(f"no upstream identity for component {component!r}")
+    return identities[component], ()
+
+
 @dataclass(frozen=True)
 class Pki:
     ca_cert: str
     server_cert: str
     server_key: str
+
+    @property
+    def ca_key(self) -> str:
+        return os.path.join(os.path.dirname(self.ca_cert), "ca.key")
 
     def ca_pem(self) -> bytes:
         with open(self.ca_cert, "rb") as f:
@@ -37,7 +65,45 @@ class Pki:
     def ssl_context(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.server_cert, self.server_key)
+        # kube-apiserver's --client-ca-file: a client certificate is asked for, never required, and
+        # one that does not chain to the CA fails the handshake.
+        context.load_verify_locations(self.ca_cert)
+        context.verify_mode = ssl.CERT_OPTIONAL
         return context
+
+    def client_certificate(self, user: str, groups: tuple[str, ...] = (),
+                           days: int = CLIENT_DAYS) -> tuple[bytes, bytes]:
+        """(certificate PEM, key PEM) for CN=user, O=each group, signed by the cluster CA."""
+        with open(self.ca_key, "rb") as f:
+            ca_key = serialization.load_pem_private_key(f.read(), password=None)
+        ca_cert = x509.load_pem_x509_certificate(self.ca_pem())
+        key = _key()
+        subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+                            + [x509.NameAttribute(NameOID.COMMON_NAME, user)])
+        now = datetime.datetime.now(datetime.timezone.utc)
+        cert = (
+            x509.CertificateBuilder().subject_name(subject).issuer_name(ca_cert.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
+            .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, content_commitment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        )
+        return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
+
+    def admin_certificate(self) -> tuple[bytes, bytes]:
+        """The admin's client pair, made once (`pki/admin.crt`, `pki/admin.key`) and reused."""
+        folder = os.path.dirname(self.ca_cert)
+        cert_path, key_path = os.path.join(folder, "admin.crt"), os.path.join(folder, "admin.key")
+        if not (os.path.exists(cert_path) and os.path.exists(key_path)):
+            cert, key = self.client_certificate(ADMIN_USER, ADMIN_GROUPS)
+            _write(key_path, key, private=True)
+            _write(cert_path, cert)
+        with open(cert_path, "rb") as c, open(key_path, "rb") as k:
+            return c.read(), k.read()
 
 
 def _key() -> ec.EllipticCurvePrivateKey:

@@ -32,12 +32,14 @@ import aiohttp
 from admission import assembly
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
+from apiserver.authorization import chain as authz_chain
+from apiserver.authentication import options as authn_options, token_file
 from apiserver.features import FeatureGates
 from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
-from cluster import certs, kubeconfig, summary, supervisor
+from cluster import admin_binding, certs, kubeconfig, summary, supervisor
 from controllers import features as controller_features
 from nodes import flags as node_flags
 from nodes import node_fault
@@ -60,6 +62,9 @@ def _parser() -> argparse.ArgumentParser:
                          "changed through the API")
     up.add_argument("--disable-admission-plugins", default="", metavar="NAMES",
                     help="comma-separated admission plugins to turn off, of: " + ", ".join(assembly.OPTIONAL))
+    up.add_argument("--authorization-mode", default=None, metavar="MODES",
+                    help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default RBAC, "
+                         "AlwaysAllow with --http)")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
@@ -69,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="the schedulerName the scheduler serves (default: default-scheduler)")
     up.add_argument("--record-results", action="store_true",
                     help="the scheduler writes each attempt's filter and score results to the pod's annotations")
+    _add_authentication_flags(up)
     node_flags.add_shape_flags(up)
     nodes = commands.add_parser("nodes", help="look at the hollow nodes")
     nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
@@ -81,6 +87,32 @@ def _parser() -> argparse.ArgumentParser:
     fault_cmd.add_gpu_command(fault_kinds)
     node_fault.add_node_command(fault_kinds)
     return parser
+
+
+def _add_authentication_flags(up: argparse.ArgumentParser) -> None:
+    """kube-apiserver's authentication flags, same names and meaning."""
+    up.add_argument("--token-auth-file", default=None, metavar="FILE",
+                    help="static bearer tokens, one per line: token,user,uid,\"group1,group2\"")
+    up.add_argument("--service-account-issuer", action="append", default=None, metavar="URL",
+                    help="the iss of service-account tokens (repeatable: the first signs, all are accepted; "
+                         f"default {authn_options.DEFAULT_ISSUER})")
+    up.add_argument("--service-account-key-file", default=None, metavar="FILE",
+                    help="the RSA key that signs service-account tokens (default: DATA_DIR/pki/sa.key, made once)")
+    up.add_argument("--api-audiences", default="", metavar="LIST",
+                    help="comma-separated audiences the API server accepts tokens for (default: the issuer)")
+    up.add_argument("--service-account-jwks-uri", default="", metavar="URL",
+                    help="the jwks_uri in /.well-known/openid-configuration (default: this server's /openid/v1/jwks)")
+
+
+def _authentication(args: argparse.Namespace, data_dir: str, token: str | None) -> authn_options.Options:
+    return authn_options.Options(
+        admin_token=token,
+        service_account_key_file=os.path.abspath(args.service_account_key_file) if args.service_account_key_file
+        else os.path.join(data_dir, "pki", "sa.key"),
+        issuers=tuple(args.service_account_issuer or (authn_options.DEFAULT_ISSUER,)),
+        api_audiences=tuple(a.strip() for a in args.api_audiences.split(",") if a.strip()),
+        jwks_uri=args.service_account_jwks_uri,
+        token_auth_file=os.path.abspath(args.token_auth_file) if args.token_auth_file else None)
 
 
 def _shape_args(args: argparse.Namespace) -> list[str]:
@@ -142,7 +174,8 @@ async def up(args: argparse.Namespace) -> int:
         data_dir, port=args.port, ssl_context=pki.ssl_context() if pki else None,
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
-        admission_plugins=_admission_plugins(args),
+        admission_plugins=_admission_plugins(args), authorization_mode=args.authorization_mode,
+        authentication=_authentication(args, data_dir, None if args.http else token),
     )
     _tune_gc()
     stop = asyncio.Event()
@@ -155,8 +188,11 @@ async def up(args: argparse.Namespace) -> int:
     try:
         ca_pem = pki.ca_pem() if pki else None
         await _wait_until_serving(running.url, token, ca_pem)
+        config = client_kubeconfig.Config.for_url(running.url, None if args.http else token, ca_pem)
+        async with RestClient(config, user_agent="haru-up") as client:
+            await admin_binding.ensure(client)
         path = os.path.abspath(args.kubeconfig or os.path.join(data_dir, "kubeconfig"))
-        kubeconfig.write(path, running.url, token, ca_pem)
+        kubeconfig.write(path, running.url, token, ca_pem, pki.admin_certificate() if pki else None)
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
         controllers = await supervisor.start_controllers(
@@ -172,7 +208,6 @@ async def up(args: argparse.Namespace) -> int:
             nodes = await supervisor.start_nodes(
                 path, shapes=shapes, shape_args=_shape_args(args), kubelet_port=supervisor.free_port(),
                 state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded)
-            config = client_kubeconfig.Config.for_url(running.url, None if args.http else token, ca_pem)
             async with RestClient(config, user_agent="haru-up") as client:
                 not_ready = await summary.wait_nodes_ready(client, [s.name for s in shapes])
         else:
@@ -203,6 +238,8 @@ def _check_flags(args: argparse.Namespace) -> None:
         gates = FeatureGates.parse(args.feature_gates)
     except ValueError as exc:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
+    if args.authorization_mode is not None:
+        authz_chain.parse_modes(args.authorization_mode)  # kube-apiserver's own refusal text
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
     unknown = sorted({n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()} - set(assembly.OPTIONAL))
@@ -216,6 +253,11 @@ def _check_flags(args: argparse.Namespace) -> None:
     except Exception as exc:  # noqa: BLE001 - the config reader's own error type says what is wrong
         raise ValueError(str(exc) if str(exc).startswith("couldn't") else f"couldn't create scheduler: {exc}") from None
     node_flags.shape_from_args(args)  # a malformed cluster file stops us here, with its line and field
+    if args.token_auth_file:
+        try:
+            token_file.load(os.path.abspath(args.token_auth_file))
+        except OSError as exc:
+            raise ValueError(f"--token-auth-file: {exc}") from None
 
 
 async def _pod_names(data_dir: str) -> dict[str, str]:

@@ -28,7 +28,7 @@ from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.resources import SERVICEACCOUNTS, Resource
 from client.rest import RestClient
-from cluster import certs, kubeconfig, summary, supervisor
+from cluster import admin_binding, certs, kubeconfig, summary, supervisor
 from controllers import builtin
 from nodes import flags as node_flags
 from nodes import pools
@@ -123,7 +123,7 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")
-    kubeconfig.write(path, running.url, token, ca_pem)
+    kubeconfig.write(path, running.url, token, ca_pem, pki.admin_certificate())
     # The co-processes here are tasks of this process: they reach the same application over a
     # plain-HTTP socket on loopback (same token, same handlers). Over TLS their ~200 connections
     # (one per watch) cost 0.6-1.9 s of handshakes on a busy 2-core machine against 0.2-0.7 s in all.
@@ -151,6 +151,7 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
         if isinstance(outcome, BaseException):
             raise outcome
     async with RestClient(client_kubeconfig.load(inner_path), user_agent="haru-embedded") as rest:
+        await admin_binding.ensure(rest)  # the admin kubeconfig's group, bound as kubeadm binds it
         await _load_crds(rest, options.crd_dirs)
         not_ready = await summary.wait_nodes_ready(rest, [s.name for s in shapes], timeout=READY_TIMEOUT)
         if not_ready:

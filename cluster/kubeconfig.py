@@ -1,8 +1,10 @@
 """The kubeconfig `haru up` writes: one cluster, one admin user, one context named `haru`.
 
-Written atomically, and only after the server answers requests, so a client that sees the file
-can use it at once. Over plain HTTP the token is still written (the Python client sends it; client-go
-does not, and the server accepts both).
+Over HTTPS the admin is a client certificate signed by the cluster CA (CN kubernetes-admin, O
+kubeadm:cluster-admins), as kubeadm's admin.conf; the cluster entry keeps
+certificate-authority-data. Without a certificate (plain HTTP, the embedded components' loopback
+socket) the admin token is written instead: the Python client sends it, client-go does not over
+http, and the server accepts both. Written atomically, and only after the server answers.
 """
 
 from __future__ import annotations
@@ -13,15 +15,22 @@ import os
 import yaml
 
 
-def render(server_url: str, token: str, ca_pem: bytes | None) -> str:
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def render(server_url: str, token: str, ca_pem: bytes | None,
+           client_pair: tuple[bytes, bytes] | None = None) -> str:
     cluster: dict[str, str] = {"server": server_url}
     if ca_pem is not None:
-        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+        cluster["certificate-authority-data"] = _b64(ca_pem)
+    user = ({"client-certificate-data": _b64(client_pair[0]), "client-key-data": _b64(client_pair[1])}
+            if client_pair is not None else {"token": token})
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "haru", "cluster": cluster}],
-        "users": [{"name": "haru-admin", "user": {"token": token}}],
+        "users": [{"name": "haru-admin", "user": user}],
         "contexts": [{"name": "haru", "context": {"cluster": "haru", "user": "haru-admin", "namespace": "default"}}],
         "current-context": "haru",
         "preferences": {},
@@ -29,10 +38,10 @@ def render(server_url: str, token: str, ca_pem: bytes | None) -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def write(path: str, server_url: str, token: str, ca_pem: bytes | None) -> None:
+def write(path: str, server_url: str, token: str, ca_pem: bytes | None,
+          client_pair: tuple[bytes, bytes] | None = None) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     partial = path + ".partial"
-    with open(partial, "w") as f:
-        f.write(render(server_url, token, ca_pem))
-    os.chmod(partial, 0o600)
+    with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write(render(server_url, token, ca_pem, client_pair))
     os.replace(partial, path)

@@ -36,6 +36,7 @@ from controllers.node_lifecycle import NodeLifecycleController
 from controllers.reconciling import Controller
 from controllers.pod_gc import PodGCController
 from controllers.replica_set import ReplicaSetController
+from controllers.cluster_role_aggregation import ClusterRoleAggregationController
 from controllers.root_ca_publisher import RootCAPublisher
 from controllers.replication_controller import ReplicationControllerController
 from controllers.resource_claims import ResourceClaimController
@@ -63,6 +64,7 @@ CONTROLLERS: dict[str, Callable[..., Controller]] = {
     "taint-eviction": TaintEvictionController,
     "pod-garbage-collector": PodGCController,
     "root-ca-certificate-publisher": RootCAPublisher,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
     "disruption": DisruptionController,
     "endpointslice": EndpointSliceController,
     "endpoint": EndpointsController,

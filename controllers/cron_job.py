@@ -24,7 +24,7 @@ from client import errors
 from client.informer import Event
 from client.resources import CRONJOBS, JOBS
 from client.rest import RestClient
-from controllers import cron_schedule, events, job_conditions, timestamps
+from controllers import cron_schedule, events, job_conditions, stale_cache, timestamps
 from controllers.reconciling import Result, Watch, by_name
 
 log = logging.getLogger("haru.controllers.cronjob")
@@ -50,11 +50,6 @@ def controlling_cronjob(job: Obj) -> tuple[str, str] | None:
 def _owner_uid(job: Obj) -> list[str]:
     owner = controlling_cronjob(job)
     return [owner[1]] if owner else []
-
-
-def _rv(obj: Obj) -> int | None:
-    value = _meta(obj).get("resourceVersion") or ""
-    return int(value) if value.isdigit() else None
 
 
 def job_name(cronjob: str, scheduled: datetime) -> str:
@@ -97,7 +92,7 @@ class CronJobController:
         self.jobs = Watch(JOBS, self._job_keys, indexers={OWNER_INDEX: _owner_uid})
         self.watches = [self.cronjobs, self.jobs]
         self._ctx: Any = None
-        self.written: dict[str, int] = {}  # CronJob key → resourceVersion of our last status write
+        self.writes = stale_cache.LastWrites()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -115,11 +110,10 @@ class CronJobController:
         store = self._store(self.cronjobs)
         cronjob = store.get(key) if store is not None else None
         if cronjob is None:
-            self.written.pop(key, None)
+            self.writes.forget(key)
             return None
-        written, cached = self.written.get(key), _rv(cronjob)
-        if written is not None and cached is not None and cached < written:
-            return Result(requeue_after=0.05)  # our last status write is not in the cache yet
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            return Result(requeue_after=stale_cache.REQUEUE)  # our last write is not in the cache yet
         jobs_store = self._store(self.jobs)
         jobs = list(jobs_store.by_index(OWNER_INDEX, _meta(cronjob).get("uid") or "")) if jobs_store is not None else []
         return await CronSync(self, cronjob, jobs).run()
@@ -131,6 +125,7 @@ class CronSync:
     def __init__(self, controller: CronJobController, cronjob: Obj, jobs: list[Obj]) -> None:
         self.c, self.cronjob, self.jobs = controller, cronjob, jobs
         self.meta = _meta(cronjob)
+        self.key = f"{self.meta.get('namespace')}/{self.meta.get('name')}"
         self.spec = cronjob.get("spec") or {}
         self.status: Obj = dict(cronjob.get("status") or {})
         self.now = datetime.fromtimestamp(controller.clock(), timezone.utc)
@@ -255,7 +250,7 @@ class CronSync:
                                  "uid": self.meta.get("uid"), "controller": True, "blockOwnerDeletion": True}]},
             "spec": template.get("spec") or {}}
         try:
-            job = await self.c.client.create(JOBS, body, self.meta.get("namespace"))
+            job = self.c.writes.wrote(self.key, JOBS, await self.c.client.create(JOBS, body, self.meta.get("namespace")))
         except errors.APIError as exc:
             if errors.is_already_exists(exc):
                 return await self._existing(name)
@@ -275,7 +270,9 @@ class CronSync:
 
     async def _delete_job(self, name: str, uid: str | None) -> bool:
         try:
-            await self.c.client.delete(JOBS, name, self.meta.get("namespace"), propagation_policy="Background", uid=uid)
+            answer = await self.c.client.delete(JOBS, name, self.meta.get("namespace"), propagation_policy="Background",
+                                                uid=uid)
+            self.c.writes.wrote(self.key, JOBS, answer)
         except errors.APIError as exc:
             if errors.is_not_found(exc) or errors.is_conflict(exc):
                 return False
@@ -290,8 +287,7 @@ class CronSync:
         if self.status == (self.cronjob.get("status") or {}):
             return
         self.cronjob = await self.c.client.update(CRONJOBS, {**self.cronjob, "status": self.status}, subresource="status")
-        if (rv := _rv(self.cronjob)) is not None:
-            self.c.written[f"{self.meta.get('namespace')}/{self.meta.get('name')}"] = rv
+        self.c.writes.wrote(self.key, CRONJOBS, self.cronjob)
 
     async def _clean_history(self) -> None:
         limits = (("Complete", self.spec.get("successfulJobsHistoryLimit")), ("Failed", self.spec.get("failedJobsHistoryLimit")))

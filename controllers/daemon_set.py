@@ -22,7 +22,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 from client.rest import RestClient
-from controllers import controller_history, controller_refs, events, pod_deletions, pod_states, rollout_math
+from controllers import controller_history, controller_refs, events, pod_deletions, pod_states, rollout_math, stale_cache
 from controllers import daemon_placement as placement
 from controllers.expectations import Expectations
 from controllers.reconciling import Result, Watch
@@ -204,6 +204,7 @@ class DaemonSetController:
         self.nodes = Watch(NODES, self._node_keys)
         self.watches = [self.sets, self.pods, self.revisions, self.nodes]
         self._ctx: Any = None
+        self.writes = stale_cache.LastWrites()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -217,6 +218,7 @@ class DaemonSetController:
     def _set_keys(self, event: Event) -> list[Hashable]:
         if event.type == "DELETED":
             self.expectations.forget(event.key)
+            self.writes.forget(event.key)
         return [event.key]
 
     def _node_keys(self, event: Event) -> list[Hashable]:
@@ -256,6 +258,8 @@ class DaemonSetController:
         if ds is None:
             self.expectations.forget(key)
             return None
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            return Result(requeue_after=stale_cache.REQUEUE)  # our last write is not in the cache yet
         now = time.time()
         namespace = _meta(ds)["namespace"]
         node_store = self._store(self.nodes)
@@ -322,6 +326,7 @@ class DaemonSetController:
                     self.expectations.creation_observed(key)
                     await self._event(ds, "Warning", "FailedCreate", f"Error creating: {pod_deletions.error_text(result)}")
                 else:
+                    self.writes.wrote(key, PODS, result)
                     await self._event(ds, "Normal", "SuccessfulCreate", f"Created pod: {_meta(result)['name']}")
             if failures:
                 for _ in range(len(node_names) - done):
@@ -342,8 +347,9 @@ class DaemonSetController:
             if all((old.get(k) or 0) == (status.get(k) or 0) for k in STATUS_KEYS):
                 return
             try:
-                await self.client.update(DAEMONSETS, {**ds, "status": copy.deepcopy(status)}, meta["namespace"],
-                                         subresource="status")
+                answer = await self.client.update(DAEMONSETS, {**ds, "status": copy.deepcopy(status)},
+                                                  meta["namespace"], subresource="status")
+                self.writes.wrote(cache.key_of(ds), DAEMONSETS, answer)
                 return
             except errors.APIError as exc:
                 if errors.is_not_found(exc):

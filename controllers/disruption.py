@@ -24,7 +24,7 @@ from client.informer import Event
 from client.resources import (DEPLOYMENTS, PODDISRUPTIONBUDGETS, PODS, REPLICASETS, REPLICATIONCONTROLLERS,
                               STATEFULSETS)
 from client.rest import RestClient
-from controllers import controller_refs, disruption_budgets, events, label_selectors
+from controllers import controller_refs, disruption_budgets, events, label_selectors, stale_cache
 from controllers.disruption_budgets import BudgetError
 from controllers.reconciling import Result, Watch
 
@@ -57,6 +57,7 @@ class DisruptionController:
                                                ("ReplicationController", REPLICATIONCONTROLLERS))}
         self.watches = [self.budgets, self.pods, *self.scalers.values()]
         self._ctx: Any = None
+        self.writes = stale_cache.LastWrites()
         self.discovery = Discovery(client)
         self._discovered = Discovered([])
 
@@ -154,7 +155,10 @@ class DisruptionController:
         store = self._store(self.budgets)
         pdb = store.get(str(key)) if store is not None else None
         if pdb is None:
+            self.writes.forget(key)
             return None
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            return Result(requeue_after=stale_cache.REQUEUE)  # our last status write is not in the cache yet
         now = self.clock()
         stamp = disruption_budgets.format_time(now)
         namespace = _meta(pdb).get("namespace") or ""
@@ -198,8 +202,9 @@ class DisruptionController:
         if disruption_budgets.same(pdb.get("status") or {}, status):
             return
         try:
-            await self.client.update(PODDISRUPTIONBUDGETS, {**pdb, "status": status}, _meta(pdb)["namespace"],
-                                     subresource="status")
+            answer = await self.client.update(PODDISRUPTIONBUDGETS, {**pdb, "status": status}, _meta(pdb)["namespace"],
+                                              subresource="status")
+            self.writes.wrote(cache.key_of(pdb), PODDISRUPTIONBUDGETS, answer)
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return

@@ -20,7 +20,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import ENDPOINTS, PODS, SERVICES
 from client.rest import RestClient
-from controllers import endpoint_slice_plan, service_endpoints
+from controllers import endpoint_slice_plan, service_endpoints, stale_cache
 from controllers.reconciling import Result, Watch
 
 Obj = dict[str, Any]
@@ -112,6 +112,7 @@ class EndpointsController:
         self.endpoints = Watch(ENDPOINTS, lambda e: [e.key])
         self.watches = [self.services, self.pods, self.endpoints]
         self._ctx: Any = None
+        self.writes = stale_cache.LastWrites()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -129,13 +130,15 @@ class EndpointsController:
     async def reconcile(self, key: Hashable) -> Result | None:
         key = str(key)
         namespace, name = key.split("/", 1)
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            return Result(requeue_after=stale_cache.REQUEUE)  # our last write is not in the cache yet
         services, endpoint_store = self._store(self.services), self._store(self.endpoints)
         service = services.get(key) if services is not None else None
         current = endpoint_store.get(key) if endpoint_store is not None else None
         if service is None:
             if current is not None and (_meta(current).get("labels") or {}).get(MANAGED_BY) == CONTROLLER_NAME:
                 try:
-                    await self.client.delete(ENDPOINTS, name, namespace)
+                    self.writes.wrote(key, ENDPOINTS, await self.client.delete(ENDPOINTS, name, namespace))
                 except errors.APIError as exc:
                     if not errors.is_not_found(exc):
                         raise
@@ -164,8 +167,9 @@ class EndpointsController:
             meta["annotations"] = annotations
         body: Obj = {"apiVersion": "v1", "kind": "Endpoints", "metadata": meta, "subsets": found}
         if current is None:
-            await self.client.create(ENDPOINTS, body, namespace)  # AlreadyExists: the cache is behind; retried
+            # AlreadyExists: the cache is behind; retried
+            self.writes.wrote(key, ENDPOINTS, await self.client.create(ENDPOINTS, body, namespace))
         else:
             body["metadata"]["resourceVersion"] = _meta(current).get("resourceVersion")
-            await self.client.update(ENDPOINTS, body, namespace)
+            self.writes.wrote(key, ENDPOINTS, await self.client.update(ENDPOINTS, body, namespace))
         return None

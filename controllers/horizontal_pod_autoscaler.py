@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from client import errors
+from client import cache, errors
 from client.informer import Event
 from client.resources import DEPLOYMENTS, PODS, REPLICASETS, STATEFULSETS, Resource
 from client.rest import RestClient
 from controllers import (events, hpa_behavior as behavior, hpa_metrics as metrics, hpa_replicas as calc, quantities,
-                         timestamps)
+                         stale_cache, timestamps)
 from controllers.reconciling import Result, Watch
 
 log = logging.getLogger("haru.controllers.hpa")
@@ -63,6 +63,7 @@ class HorizontalPodAutoscalerController:
         self.reader = metrics.Reader(client)
         self.states: dict[str, behavior.State] = {}
         self._ctx: Any = None
+        self.writes = stale_cache.LastWrites()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -84,7 +85,10 @@ class HorizontalPodAutoscalerController:
         found = self._cached(str(key))
         if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
             self.states.pop(str(key), None)
+            self.writes.forget(key)
             return None
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            return Result(requeue_after=stale_cache.REQUEUE)  # our last status write is not in the cache yet
         hpa = copy.deepcopy(found)
         original = copy.deepcopy(found.get("status") or {})
         try:
@@ -101,7 +105,7 @@ class HorizontalPodAutoscalerController:
         if hpa.get("status") == original:
             return
         try:
-            await self.client.update(HPAS, hpa, subresource="status")
+            self.writes.wrote(cache.key_of(hpa), HPAS, await self.client.update(HPAS, hpa, subresource="status"))
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return

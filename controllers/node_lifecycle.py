@@ -23,6 +23,7 @@ from client import errors
 from client.informer import Event
 from client.resources import LEASES, NODES
 from client.rest import RestClient
+from controllers import stale_cache
 from controllers.reconciling import Result, Watch, by_name
 
 log = logging.getLogger("haru.controllers.nodelifecycle")
@@ -94,6 +95,7 @@ class NodeLifecycleController:
         self.watches = [self.nodes, self.leases]
         self.health: dict[str, Health] = {}
         self._ctx: Any = None
+        self.writes = stale_cache.LastWrites()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -118,7 +120,11 @@ class NodeLifecycleController:
         node = self._cached(self.nodes, name)
         if node is None:
             self.health.pop(name, None)
+            self.writes.forget(key)
             return None
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            # Acting on a copy without our Unknown conditions would write them (and their times) again.
+            return Result(requeue_after=stale_cache.REQUEUE)
         health = self._observe(name, node, self._cached(self.leases, f"{LEASE_NAMESPACE}/{name}"))
         grace = self.grace if condition(node, "Ready") is not None else self.startup_grace
         left = health.probe_time + grace - time.time()
@@ -145,7 +151,8 @@ class NodeLifecycleController:
         log.info("node %s: no heartbeat for %.0fs, conditions set to Unknown", name, grace)
         patch = {"metadata": {"uid": node["metadata"].get("uid")}, "status": {"conditions": changed}}
         try:
-            return await self.client.patch(NODES, name, patch, patch_type="strategic", subresource="status")
+            answer = await self.client.patch(NODES, name, patch, patch_type="strategic", subresource="status")
+            return self.writes.wrote(name, NODES, answer)  # type: ignore[no-any-return]
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return node
@@ -161,7 +168,7 @@ class NodeLifecycleController:
         patch = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")},
                  "spec": {"taints": wanted or None}}
         try:
-            await self.client.patch(NODES, meta["name"], patch, patch_type="merge")
+            self.writes.wrote(meta["name"], NODES, await self.client.patch(NODES, meta["name"], patch, patch_type="merge"))
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return

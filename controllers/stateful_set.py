@@ -19,7 +19,7 @@ from client import cache, errors
 from client.informer import Event
 from client.resources import CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS
 from client.rest import RestClient
-from controllers import controller_history, controller_refs, events, pod_states
+from controllers import controller_history, controller_refs, events, pod_states, stale_cache
 from controllers import stateful_identity as ident
 from controllers.reconciling import Result, Watch
 
@@ -79,6 +79,7 @@ class StatefulSetController:
         self.claims = Watch(PERSISTENTVOLUMECLAIMS, lambda e: [], indexers=dict(by_ns))
         self.watches = [self.sets, self.pods, self.revisions, self.claims]
         self._ctx: Any = None
+        self.writes = stale_cache.LastWrites()
 
     async def prepare(self, ctx: Any) -> None:
         self._ctx = ctx
@@ -102,7 +103,10 @@ class StatefulSetController:
         store = self._store(self.sets)
         sts = store.get(str(key)) if store is not None else None
         if sts is None:
+            self.writes.forget(key)
             return None
+        if not self.writes.caught_up(key, self._ctx, self.watches):
+            return Result(requeue_after=stale_cache.REQUEUE)  # our last write is not in the cache yet
         now = time.time()
         namespace = _meta(sts)["namespace"]
         pods = await self._claim_pods(sts)
@@ -196,7 +200,7 @@ class StatefulSetController:
             await self._event(sts, "Normal", "SuccessfulCreate",
                               f"create Claim {claim_name} Pod {name} in StatefulSet {set_name} success")
         try:
-            await self.client.create(PODS, pod, namespace)
+            self.writes.wrote(cache.key_of(sts), PODS, await self.client.create(PODS, pod, namespace))
         except errors.APIError as exc:
             if exc.code == 409:
                 return None  # our cache is behind: the pod is there
@@ -209,7 +213,7 @@ class StatefulSetController:
     async def _delete_pod(self, sts: Obj, name: str) -> errors.APIError | None:
         set_name = _meta(sts)["name"]
         try:
-            await self.client.delete(PODS, name, _meta(sts)["namespace"])
+            self.writes.wrote(cache.key_of(sts), PODS, await self.client.delete(PODS, name, _meta(sts)["namespace"]))
         except errors.APIError as exc:
             if errors.is_not_found(exc):
                 return None
@@ -258,7 +262,9 @@ class StatefulSetController:
             if all(old.get(k) == status.get(k) for k in STATUS_KEYS):
                 return
             try:
-                await self.client.update(STATEFULSETS, {**sts, "status": status}, meta["namespace"], subresource="status")
+                answer = await self.client.update(STATEFULSETS, {**sts, "status": status}, meta["namespace"],
+                                                  subresource="status")
+                self.writes.wrote(cache.key_of(sts), STATEFULSETS, answer)
                 return
             except errors.APIError as exc:
                 if errors.is_not_found(exc):

@@ -188,7 +188,7 @@ class Algorithm:
             feasible.extend(nodes[(start + i) % count] for i in range(to_find))
             return
         nominated = self.nominator is not None and bool(self.nominator)
-        batch = None if nominated else fw.filter_nodes_runner(state, pod)
+        batch = fw.filter_nodes_runner(state, pod, nominated=nominated)
         if batch is not None:
             self._pass_filters_in_batches(batch, diagnosis, nodes, start, to_find, feasible)
             return

@@ -121,6 +121,10 @@ class Nominator:
     def for_node(self, node_name: str) -> list[PodInfo]:
         return list(self._by_node.get(node_name, ()))
 
+    def node_names(self) -> set[str]:
+        """The nodes some pod is nominated to (the cycle's batch Filter treats those one by one)."""
+        return set(self._by_node)
+
     def node_of(self, uid: str) -> str:
         return self._node_of.get(uid, "")
 
@@ -207,7 +211,7 @@ class SchedulingQueue:
                     del self._where[uid]
                     self._enqueue_gated_or_active(qpi)
                 return
-            decision = self._hint_for(qpi, event, old, new)
+            decision = self._hint_for(qpi, event, old, new, matching=matching)
             if decision != "skip":
                 self._requeue(qpi, decision)
 
@@ -281,6 +285,7 @@ class SchedulingQueue:
         uid = _uid(qpi.pod)
         now = self.clock()
         from_active: set[str] = set()
+        from_backoff: set[str] = set()
         for other in sorted(self._groups.get(key, ()) - {uid}):
             where = self._where.get(other)
             member = self._infos.get(other)
@@ -288,17 +293,22 @@ class SchedulingQueue:
                 continue
             if where == "active":
                 from_active.add(other)
+            elif where == "backoff":
+                from_backoff.add(other)
             else:
-                self._take_out(other)
+                self._unschedulable.pop(other, None)
             self._where[other] = "flight"
             self._in_flight[other] = _InFlight([])
             member.attempts += 1
             if member.initial_attempt_timestamp is None:
                 member.initial_attempt_timestamp = now
             taken.append(member)
-        if from_active:  # one pass over the heap for the whole group
+        if from_active:  # one pass over each heap for the whole group
             self._active = [e for e in self._active if _uid(e.qpi.pod) not in from_active]
             heapq.heapify(self._active)
+        if from_backoff:
+            self._backoff = [b for b in self._backoff if _uid(b[2].pod) not in from_backoff]
+            heapq.heapify(self._backoff)
         return taken
 
     def _unindex(self, uid: str, pod: Obj) -> None:
@@ -370,13 +380,16 @@ class SchedulingQueue:
                           pre_check: Callable[[Obj], bool] | None = None) -> None:
         """An event arrived: move the unschedulable pods it may help, remember it for in-flight ones."""
         self._note_in_flight(event, old, new)
+        # Which registrations of a (profile, plugin) cover this event, worked out once per event
+        # rather than once per pending pod (thousands of them wait on, say, their claims).
+        matching: dict[tuple[int, str], list[Any]] = {}
         for uid, qpi in list(self._unschedulable.items()):
             if pre_check is not None and not pre_check(qpi.pod):
                 continue
             if qpi.gated_by:
                 if event.resource is Resource.WILDCARD:
                     continue  # timeouts and force-activation do not lift a gate
-                if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}) != "skip":
+                if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}, matching=matching) != "skip":
                     self._unschedulable.pop(uid)
                     del self._where[uid]
                     self._enqueue_gated_or_active(qpi)
@@ -479,7 +492,7 @@ class SchedulingQueue:
                 flight.events.append((event, old, new))
 
     def _hint_for(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
-                  plugins: set[str] | None = None) -> str:
+                  plugins: set[str] | None = None, matching: dict[tuple[int, str], list[Any]] | None = None) -> str:
         """"skip", "backoff" (queue after backoff) or "active" (a PENDING plugin's event: at once)."""
         if event.resource is Resource.WILDCARD:
             return "backoff"
@@ -491,9 +504,12 @@ class SchedulingQueue:
             return "skip"
         decision = "skip"
         for plugin in rejectors:
-            for registered in profile.events_for(plugin):
-                if not registered.event.matches(event):
-                    continue
+            registrations = matching.get((id(profile), plugin)) if matching is not None else None
+            if registrations is None:
+                registrations = [r for r in profile.events_for(plugin) if r.event.matches(event)]
+                if matching is not None:
+                    matching[(id(profile), plugin)] = registrations
+            for registered in registrations:
                 hint = QueueingHint.QUEUE
                 if registered.hint is not None:
                     try:

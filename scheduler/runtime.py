@@ -11,7 +11,9 @@ runs in order and Unreserve in reverse; Permit may Wait (a `WaitingPod` with per
 PreBind runs after its pre-flight (Skip: not called), adjacent plugins that allow it in parallel;
 Bind stops at the first plugin that does not Skip. A Score plugin may also offer
 `score_nodes(state, pod, nodes) -> list[int]`, its Score over many nodes in one call (it raises
-where Score would answer an error); the framework prefers it. A plugin that raises answers Status
+where Score would answer an error); the framework prefers it, and likewise `normalize_values`
+for NormalizeScore and a Filter plugin's `filter_nodes` (`filter_nodes_runner`, the cycle's
+batch Filter with node-by-node answers). A plugin that raises answers Status
 ERROR with its name. Every answer goes to the optional `CycleObserver`. Called by `cycle.py` and
 `binding.py`.
 """
@@ -391,8 +393,8 @@ class Framework:
             return None
         return run
 
-    def filter_nodes_runner(self, state: CycleState,
-                            pod: Obj) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
+    def filter_nodes_runner(self, state: CycleState, pod: Obj,
+                            nominated: bool = False) -> Callable[[Sequence[NodeInfo]], list[Status | None]] | None:
         """Filter for one pod over a batch of nodes: each node's first non-success status, or None.
 
         The same answers as `run_filter_plugins` node by node, computed plugin by plugin: each
@@ -400,7 +402,9 @@ class Framework:
         of the first plugin to turn it down. A plugin with `filter_nodes` answers for the whole
         batch in one call (the cycle filters hundreds of nodes per pod, and a Python call per
         node and plugin is most of a cycle's cost); the others are called node by node. None
-        when an observer records every call: then the cycle goes node by node.
+        when an observer records every call: then the cycle goes node by node. `nominated`: a
+        node some pod is nominated to goes through `run_filter_plugins_with_nominated_pods`
+        on its own, the rest of the batch as usual (what `filter_runner` does node by node).
         """
         if self.observer is not None:
             return None
@@ -449,7 +453,27 @@ class Framework:
                         out[i] = status
                 passing = kept
             return out
-        return run
+
+        nominator = self.nominator if nominated else None
+        if nominator is None:
+            return run
+        if not callable(getattr(nominator, "node_names", None)):
+            return None  # a nominator that cannot list its nodes: node by node
+
+        def run_nominated(nodes: Sequence[NodeInfo]) -> list[Status | None]:
+            names = nominator.node_names()
+            alone = {i for i, node in enumerate(nodes) if node.name in names} if names else set()
+            if not alone:
+                return run(nodes)
+            rest = [i for i in range(len(nodes)) if i not in alone]
+            out: list[Status | None] = [None] * len(nodes)
+            for i, status in zip(rest, run([nodes[i] for i in rest])):
+                out[i] = status
+            for i in alone:
+                status = self.run_filter_plugins_with_nominated_pods(state, pod, nodes[i])
+                out[i] = None if _ok(status) else status
+            return out
+        return run_nominated
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         """Filter as if the nominated pods of equal or higher priority were already on the node.

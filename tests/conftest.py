@@ -51,6 +51,22 @@ class Cluster:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         return result
 
+    def token_kubeconfig(self, token: str) -> str:
+        """A kubeconfig for this cluster that holds only `token`. The admin kubeconfig's client
+        certificate would win over a `--token` (kube-apiserver tries x509 before bearer tokens)."""
+        import hashlib
+
+        import yaml
+
+        doc = yaml.safe_load(Path(self.kubeconfig).read_text())
+        doc["users"] = [{"name": "token-user", "user": {"token": token}}]
+        for context in doc["contexts"]:
+            context["context"]["user"] = "token-user"
+        path = Path(self.data_dir) / f"token-{hashlib.sha256(token.encode()).hexdigest()[:12]}.kubeconfig"
+        path.write_text(yaml.safe_dump(doc))
+        path.chmod(0o600)
+        return str(path)
+
     def helm(self, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": self.data_dir,
                "HELM_CACHE_HOME": os.path.join(self.data_dir, "helm-cache"),
@@ -97,8 +113,13 @@ def _wait_for_default_account(cluster: Cluster, deadline: float) -> None:
 
 def _drain(process: subprocess.Popen[str]) -> None:
     """Keep reading what `haru up` prints once it serves: a full pipe would stop the server mid-write."""
+    def drain(pipe: Any) -> None:
+        for _ in pipe:
+            pass
+        pipe.close()  # at EOF (the process ended): no unclosed-file ResourceWarning later
+
     for pipe in (process.stdout, process.stderr):
-        threading.Thread(target=lambda p=pipe: [None for _ in p], daemon=True).start()
+        threading.Thread(target=drain, args=(pipe,), daemon=True).start()
 
 
 def stop_haru(cluster: Cluster) -> None:

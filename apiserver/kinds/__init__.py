@@ -19,7 +19,7 @@ from typing import Any
 from apiserver.kinds import (
     admission_policies, admin_access, certificates, configmap, cronjob, daemonset, deployment, event, fixed_fields,
     horizontalpodautoscaler, job, lease, namespace, node, persistentvolume, persistentvolumeclaim, pod, podgroup,
-    podtemplate, priorityclass, replicaset, resourceclaim, secret, service, statefulset,
+    podtemplate, priorityclass, replicaset, resourceclaim, secret, service, statefulset, workload,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -58,8 +58,9 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): (crd_strategy.CustomResourceDefinitionStrategy, "subdomain"),
     **{key: (cls, "subdomain") for key, cls in admission_policies.STRATEGIES.items()},
     **{key: (cls, "subdomain") for key, cls in fixed_fields.STRATEGIES.items()},
-    # After the fixed-fields rows: PodGroup's row there is this strategy's base.
+    # After the fixed-fields rows: PodGroup's and Workload's rows there are these strategies' bases.
     ("scheduling.k8s.io", "podgroups"): (podgroup.PodGroupStrategy, "subdomain"),
+    ("scheduling.k8s.io", "workloads"): (workload.WorkloadStrategy, "subdomain"),
 }
 
 
@@ -80,8 +81,8 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
             main.namespaces = namespaces
         if isinstance(main, horizontalpodautoscaler.HorizontalPodAutoscalerStrategy):
             main.gates = gates  # HPAScaleToZero decides the lowest minReplicas
-        if isinstance(main, podgroup.PodGroupStrategy):
-            main.gates = gates  # WorkloadAwarePreemption keeps or drops the preemption fields
+        if isinstance(main, (podgroup.PodGroupStrategy, workload.WorkloadStrategy)):
+            main.gates = gates  # the gates that keep or drop its preemption and topology fields
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

@@ -1,11 +1,11 @@
-"""The PodGroup strategy (scheduling.k8s.io/v1alpha2): its immutable fields plus the preemption fields' gate.
+"""The PodGroup strategy (scheduling.k8s.io/v1alpha2): its immutable fields plus its gated fields.
 
-The immutable fields and the `disruptionMode: Pod` default are the table row in `fixed_fields.py`;
-this class adds what needs the `WorkloadAwarePreemption` gate (set by `kinds.strategy_for`): with
-the gate off, `disruptionMode`, `priorityClassName` and `priority` are dropped unless the stored
-object already has them (upstream's dropDisabled…Fields), and with it on a `PodGroup` disruption
-mode is refused for a `basic` group, which is never scheduled as a whole. The priority itself is
-filled by the Priority admission plugin (`admission/plugins/priority.py`).
+The immutable fields and the `disruptionMode: Pod` default are the `fixed_fields.py` row; this
+class adds the gated fields (gates set by `kinds.strategy_for`): `disruptionMode`, `priorityClassName`
+and `priority` go while `WorkloadAwarePreemption` is off, `schedulingConstraints` while
+`TopologyAwareWorkloadScheduling` is, unless the stored object has them (upstream's dropDisabled…Fields);
+with the first on, a `PodGroup` disruption mode is refused for a `basic` group. The priority itself
+comes from the Priority admission plugin (`admission/plugins/priority.py`).
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ from apiserver.strategy import Causes, Obj
 
 GATE = "WorkloadAwarePreemption"
 PREEMPTION_FIELDS = ("disruptionMode", "priorityClassName", "priority")
+GATED_FIELDS = {GATE: PREEMPTION_FIELDS, "TopologyAwareWorkloadScheduling": ("schedulingConstraints",)}
 _BASE = fixed_fields.STRATEGIES[("scheduling.k8s.io", "podgroups")]
 
 
 class PodGroupStrategy(_BASE):  # type: ignore[valid-type, misc]
     gates: features.FeatureGates | None = None
 
-    def _enabled(self) -> bool:
+    def _enabled(self, gate: str = GATE) -> bool:
         gates = self.gates if self.gates is not None else features.FeatureGates()
-        return gates.enabled(GATE)
+        return gates.enabled(gate)
 
     def default(self, obj: Obj) -> None:
         # The disruptionMode default belongs to the gated field: no gate, no default.
@@ -33,16 +34,17 @@ class PodGroupStrategy(_BASE):  # type: ignore[valid-type, misc]
             super().default(obj)
 
     def _drop_disabled(self, obj: Obj, old: Obj | None) -> None:
-        if self._enabled():
-            return
         spec = obj.get("spec")
         old_spec = (old or {}).get("spec") or {}
         if not isinstance(spec, dict):
             return
-        # Upstream keeps a disabled field only when the old object already used it.
-        for name in PREEMPTION_FIELDS:
-            if old_spec.get(name) is None:
-                spec.pop(name, None)
+        for gate, fields in GATED_FIELDS.items():
+            if self._enabled(gate):
+                continue
+            # Upstream keeps a disabled field only when the old object already used it.
+            for name in fields:
+                if old_spec.get(name) is None:
+                    spec.pop(name, None)
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)

@@ -59,7 +59,8 @@ def default_plugins(features: Features) -> Plugins:
     if gate(features, "GenericWorkload") and gate(features, "GangScheduling"):
         enabled.append({"name": names.GANG_SCHEDULING})
     if gate(features, "GenericWorkload") and gate(features, "TopologyAwareWorkloadScheduling"):
-        enabled += [{"name": names.TOPOLOGY_PLACEMENT}, {"name": names.POD_GROUP_PODS_COUNT}]
+        # Upstream's applyTopologyAwareWorkloadScheduling: the generator, and the pods-count placement scorer at weight 1.
+        enabled += [{"name": names.TOPOLOGY_PLACEMENT}, {"name": names.POD_GROUP_PODS_COUNT, "weight": 1}]
     # Only what this build registered: upstream's default names only plugins upstream has.
     have = available()
     return {"multiPoint": {"enabled": [p for p in enabled if p["name"] in have], "disabled": []}}

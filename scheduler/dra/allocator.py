@@ -189,9 +189,13 @@ class _Search:
     def candidates_for(self, request: Request) -> list[tuple[Pool, Device]]:
         found = self.candidates.get(id(request))
         if found is None:
+            # A device another claim holds exclusively is one `take` turns down first thing for any
+            # request but an admin one, so it is left out here: on a busy node most devices are
+            # taken, and this search runs per node for every pod.
+            held = self.allocated.devices if not request.admin else ()
             found = self.candidates[id(request)] = [
                 (pool, device) for pool, device in self.node_devices
-                if pool.complete and not pool.invalid and self.selectable(request, device)]
+                if pool.complete and not pool.invalid and device.id not in held and self.selectable(request, device)]
         return found
 
     def all_for(self, claim: Claim, request: Request) -> list[tuple[Pool, Device]]:

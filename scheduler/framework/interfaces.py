@@ -266,7 +266,9 @@ class CycleObserver(Protocol):
     points not tied to one node; `value` is the Status (None: success), or the score as an int
     for Score (raw) and FinalScore (normalized and weighted); PreFilter gives `(PreFilterResult |
     None, Status | None)`, PostFilter `(PostFilterResult | None, Status | None)` and Permit
-    `(Status | None, timeout seconds)`.
+    `(Status | None, timeout seconds)`. The PodGroup cycle adds "PlacementGenerate" (the plugin's
+    placement names, or its Status), "PlacementScore" and "PlacementFinalScore" (`node` is then
+    the placement's name).
     """
 
     def observe(self, pod: Obj, point: str, plugin: str, node: str, value: Any) -> None: ...

@@ -30,6 +30,9 @@ class PodGroupInfo:
 
     pod_group: Obj
     pods: list[Obj] = field(default_factory=list)
+    # How many of the group's pods are already assumed or bound, when the caller knows (the
+    # PodGroup cycle asks GangScheduling); None: count them on the snapshot's nodes.
+    placed: int | None = None
 
     @property
     def key(self) -> str:

@@ -1,13 +1,10 @@
 """GangScheduling (KEP-4671; gates GenericWorkload + GangScheduling): a gang binds whole or not at all.
 
-PreEnqueue keeps a pod out of activeQ while its PodGroup does not exist (upstream's "waiting for
-pods's pod group ... to appear") and, for a gang, until `minCount` pods of the group exist.
-Reserve remembers which pods of each group this scheduler has assumed; Permit makes each of them
-WAIT (5 minutes, upstream's permitTimeoutDuration) until the group's assumed and bound pods reach
-minCount, then allows every waiting one. A pod that passed Permit and is then unreserved (its
-binding failed, it timed out, it was deleted) rejects the group's other waiting pods, so their
-reservations are released together. The PodGroup cycle (`scheduler/podgroup/`) does the
-all-or-nothing placement; this plugin is its barrier. Events: a pod or PodGroup of the group added.
+PreEnqueue holds a pod while its PodGroup is missing and, for a gang, until minCount pods of it
+exist. Reserve remembers the group's pods assumed here; Permit makes them WAIT (5 minutes, as
+upstream's permitTimeoutDuration) until assumed + bound reach minCount, then allows them all; a
+pod unreserved after Permit rejects the rest, so their reservations go together. The PodGroup
+cycle (`scheduler/podgroup/`) places the group; this plugin is its gate and barrier.
 """
 
 from __future__ import annotations
@@ -109,7 +106,8 @@ class GangScheduling:
         if pod_group is None:
             return Status.unresolvable(MISSING_GROUP.format(key.split("/", 1)[1]))
         need = PodGroupInfo(pod_group).min_count
-        if need and self.member_count(key) < need:
+        # The index's size bounds the count from above: while a gang arrives, no scan is needed.
+        if need and (self.pods.index_count(GROUP_INDEX, key) < need or self.member_count(key) < need):
             return Status.unresolvable(WAITING_FOR_MIN_COUNT)
         return None
 

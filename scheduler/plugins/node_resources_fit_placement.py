@@ -1,12 +1,10 @@
 """NodeResourcesFit's placementScore: how tightly a whole placement would be packed (KEP-5732).
 
-1.36's NodeResourcesFit is also a PlacementScore plugin, and it scores placements by
-MostAllocated whatever strategy it scores nodes with: the tightest fit wins, which leaves the
-other domains whole for the next gang. For each configured resource (default cpu and memory,
-weight 1) it sums over the placement's nodes their allocatable and what is requested there
-already (non-zero requests, as Fit's scoring counts) plus the requests of the group's pods the
-cycle placed inside it, and takes MostAllocated's weighted mean of requested/allocatable x 100.
-A resource no node of the placement has is left out. `NodeResourcesFit.score_placement` calls this.
+1.36's Fit also scores a PodGroup's placements, by MostAllocated whatever its node strategy: the
+tightest fit wins and leaves other domains whole. Per configured resource (default cpu and memory,
+weight 1) it sums over the placement's nodes their allocatable and their non-zero requests plus
+the requests of the group's pods placed inside it, and takes MostAllocated's weighted mean; a
+resource no node of the placement has is left out. `NodeResourcesFit.score_placement` calls this.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """The quick aggregate check that a placement has room for a gang's minCount pods at all.
 
-KEP-5732's "early placement rejection": before the PodGroup cycle simulates the group pod by pod
-inside one domain, it asks whether the domain's free capacity, summed over its nodes, could hold
-the `need` smallest requests of the group (per resource, the `need` smallest values). That is a
-necessary condition only, so it never rejects a domain the full simulation would accept; a domain
-that fails it is skipped with the shortfall as its reasons. Only what NodeResourcesFit filters on
-for every node is summed (cpu, memory, ephemeral-storage, pod slots): extended resources may be
-served by DRA and are left to the simulation. Called by the PodGroup cycle's placement loop.
+KEP-5732's early placement rejection: could the domain's free capacity, summed over its nodes,
+hold the `need` smallest requests of the group (per resource)? A necessary condition only, so it
+never turns down a domain the pod-by-pod simulation would take. Only what NodeResourcesFit checks
+on every node is summed (cpu, memory, ephemeral-storage, pod slots): extended resources may be
+served by DRA and are left to the simulation. Called by the placement loop (`podgroup/placement`).
 """
 
 from __future__ import annotations

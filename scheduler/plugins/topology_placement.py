@@ -1,13 +1,10 @@
 """TopologyPlacementGenerator: one candidate placement per value of the group's topology label.
 
-KEP-5732 (gate TopologyAwareWorkloadScheduling, with GenericWorkload). For a PodGroup with
-`spec.schedulingConstraints.topology[0].key` ("rack", say), each parent placement is split by the
-distinct values of that node label among its nodes: one child per value, whose NodeSelector is
-the parent's terms each ANDed with `key In [value]`. Once some pods of the group are already on
-nodes, only their domain is offered, so the rest of the group joins them. A group without a
-constraint gets None (nothing to say: the cycle keeps the root placement); parents whose nodes
-carry no such label give Unschedulable with upstream's text. Called through the placementGenerate
-point by the PodGroup cycle (`scheduler/podgroup/`).
+KEP-5732 (gate TopologyAwareWorkloadScheduling). For `spec.schedulingConstraints.topology[0].key`
+each parent placement splits by that node label's values among its nodes, each child's
+NodeSelector the parent's terms ANDed with `key In [value]`; once pods of the group are on nodes,
+only their domain is offered. No constraint: None (the cycle keeps the root placement); no node
+with the label: Unschedulable with upstream's text. The PodGroup cycle calls it (placementGenerate).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""The PodGroup scheduling cycle (KEP-4671): a group's pending pods placed in one go, or not at all.
+"""The PodGroup scheduling cycle (KEP-4671): a group's queued pods placed together, or not at all.
 
-`schedule_group(host, fw, qpis)` gets the popped pod with the other queued members of its group
-(`SchedulingQueue.take_group`). The group must exist and its pods share one schedulerName; the
-pods are ordered into like sub-groups by priority (`ordering.py`) and the placement loop
-(`placement.choose` over `simulation.attempt_in`) tries them on one snapshot. A feasible choice
-is committed pod by pod on the chosen nodes: filter again on that node, assume, Reserve, Permit
-(GangScheduling makes all but the minCount-th wait, then allows them together) and each pod's
-binding cycle starts. Pods of a feasible group that fit nowhere fail alone. An infeasible group
-is rejected whole: every pod back to the queue with the group's message and its nominations
-cleared, FailedScheduling on each pod and on the PodGroup, and `PodGroupScheduled=False`; first,
-under workload-aware preemption, `preemption.preempt` may choose victims, and then the group
-waits for them instead (its pods nominated, the condition saying so).
-Called by `scheduler.Scheduler.schedule_one` for a pod in a PodGroup while GangScheduling is on.
+`schedule_group(host, fw, qpis)` checks the group (it exists, one schedulerName, its gang all
+queued), orders the pods (`ordering.py`), runs the placement loop on one snapshot, then commits
+the chosen pods (filter on the node, assume, Reserve, Permit: GangScheduling's barrier) and starts
+their bindings; or rejects the group whole (requeued, nominations cleared, FailedScheduling on
+pods and PodGroup, `PodGroupScheduled=False`; waiting for preemption first where it applies).
+Called by `Scheduler.schedule_one` for a pod in a PodGroup while GangScheduling is on.
 """
 
 from __future__ import annotations
@@ -97,8 +91,9 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
         _reject(host, fw, qpis, pod_group, status, set())
         return
     by_uid = {_uid(q.pod): q for q in qpis}
-    group = PodGroupInfo(pod_group, ordering.order([q.pod for q in qpis]))
-    if group.policy == GANG and len(qpis) + gang.ready_count(key) < group.min_count:
+    group = PodGroupInfo(pod_group, ordering.order([q.pod for q in qpis]), placed=gang.ready_count(key))
+    assert group.placed is not None
+    if group.policy == GANG and len(qpis) + group.placed < group.min_count:
         # The rest of the gang is not in the queue yet (still arriving, or in flight): wait for it
         # as PreEnqueue does; the arrival of a member brings the group back.
         status = Status.unresolvable(WAITING_FOR_MIN_COUNT).with_plugin(gang.name)

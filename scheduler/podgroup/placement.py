@@ -3,7 +3,8 @@ score the feasible ones, keep the best.
 
 `choose(fw, state, group, nodes, attempt)` runs the profile's placementGenerate plugins over the
 root placement (all nodes; each plugin refines the previous one's answer, None keeping it), then
-for each candidate: the aggregate room pre-check for the group's minCount (`placement_capacity`),
+for each candidate: the aggregate room pre-check for the group's minCount (`placement_capacity`;
+only when there are several candidates to choose between),
 and `attempt(placement)`, the caller's pod-by-pod simulation restricted to the placement's nodes
 (it assumes, and reverts before it returns). Feasible placements are scored by the placementScore
 plugins (normalized where the plugin can, weighted, summed; a tie is broken at random) and the
@@ -82,8 +83,10 @@ def needed(group: PodGroupInfo, nodes: Sequence[NodeInfo]) -> int:
     """How many of the pending pods a gang still needs placed: minCount less those already on nodes."""
     if group.policy != GANG:
         return 0
-    meta = group.pod_group.get("metadata") or {}
-    already = len(pod_group_members.placed(nodes, meta.get("namespace", ""), meta.get("name", "")))
+    already = group.placed
+    if already is None:
+        meta = group.pod_group.get("metadata") or {}
+        already = len(pod_group_members.placed(nodes, meta.get("namespace", ""), meta.get("name", "")))
     return max(group.min_count - already, 0)
 
 
@@ -96,7 +99,8 @@ def choose(fw: Any, state: CycleState, group: PodGroupInfo, nodes: Sequence[Node
     feasible: list[tuple[Placement, Attempt[T]]] = []
     tried: list[tuple[Placement, Status | None]] = []
     for placement in placements:
-        short = placement_capacity.shortfall(group.pods, need, placement.nodes)
+        # The room pre-check is there to skip domains cheaply; with one placement the attempt decides.
+        short = placement_capacity.shortfall(group.pods, need, placement.nodes) if len(placements) > 1 else None
         if short is not None:
             if need <= len(group.pods):  # say how far off it is, as the simulation's text does
                 most = placement_capacity.most_that_fit(group.pods, placement.nodes)

@@ -1,6 +1,7 @@
 """One try of a whole PodGroup inside one placement: each pending pod filtered, scored and assumed
-on the placement's nodes only, then every assumption reverted (upstream's
-podGroupSchedulingDefaultAlgorithm with assumeAndReserve / unreserveAndForget).
+on the placement's nodes only (the root placement, all nodes, through the usual sampled node
+search), then every assumption reverted (upstream's podGroupSchedulingDefaultAlgorithm with
+assumeAndReserve / unreserveAndForget).
 
 `attempt_in(algorithm, fw, group)` gives the `attempt(placement)` callable `placement.choose`
 takes. Pods go in the group's order; a pod that fits no node is recorded and the next is tried; a
@@ -44,16 +45,21 @@ def attempt_in(algorithm: Algorithm, fw: Framework,
         need = 1
 
     def attempt(where: Placement) -> placements.Attempt[list[PodResult]]:
-        names = [n.name for n in where.nodes]
+        # The root placement is the whole cluster: each pod goes through the usual node search,
+        # which stops once enough feasible nodes are found (percentageOfNodesToScore), as
+        # upstream's group cycle runs schedulePod per pod. A domain is tried whole.
+        whole = not where.name and len(where.nodes) == len(algorithm.snapshot)
+        names = None if whole else [n.name for n in where.nodes]
         results: list[PodResult] = []
         undo: list[Callable[[], None]] = []
+        placed = 0
         try:
             for i, pod in enumerate(group.pods):
-                placed = sum(1 for r in results if r.host)
                 if group.policy == GANG and placed + len(group.pods) - i < need:
                     break  # upstream's PlacementFeasible: the rest cannot make up the minimum
                 result, revert = _one(algorithm, fw, pod, names)
                 results.append(result)
+                placed += bool(result.host)
                 if result.status is not None and result.status.code is Code.ERROR:
                     return placements.Attempt(result.status, PodGroupAssignment(), results)
                 if revert is not None:
@@ -70,13 +76,16 @@ def attempt_in(algorithm: Algorithm, fw: Framework,
 
 
 def _one(algorithm: Algorithm, fw: Framework, pod: Obj,
-         names: list[str]) -> tuple[PodResult, Callable[[], None] | None]:
+         names: list[str] | None) -> tuple[PodResult, Callable[[], None] | None]:
     cache, snapshot = algorithm.cache, algorithm.snapshot
-    cache.update_snapshot(snapshot)
-    nodes = [info for info in (snapshot.get(name) for name in names) if info is not None]
     state = CycleState()
     try:
-        host = pick(algorithm, fw, state, pod, nodes)
+        if names is None:
+            host = algorithm.schedule_pod(fw, state, pod).suggested_host  # updates the snapshot itself
+        else:
+            cache.update_snapshot(snapshot)
+            nodes = [info for info in (snapshot.get(name) for name in names) if info is not None]
+            host = pick(algorithm, fw, state, pod, nodes)
     except FitError as fit:
         plugins = fit.diagnosis.unschedulable_plugins | fit.diagnosis.pending_plugins
         return PodResult(pod, "", Status.unschedulable(str(fit)), set(plugins), _reasons(fit)), None

@@ -83,3 +83,27 @@ async def test_the_index_is_built_from_what_was_stored_before_the_server_started
             == ["/registry/core/configmaps/default/y"]
     finally:
         await second.stop()
+
+
+async def test_an_indexed_page_reads_only_its_own_records_and_one_more(api: InProcess) -> None:
+    for i in range(40):
+        await api.request("POST", CMS, json={"apiVersion": "v1", "kind": "ConfigMap",
+                                             "metadata": {"name": f"p{i:02d}", "labels": {"page": "yes"}}})
+    await _names(api, "labelSelector=page=yes")  # builds the index
+    store = api.running.server.store
+    reads: list[str] = []
+    real_get = store.get
+
+    def counting_get(key, *args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(key)
+        return real_get(key, *args, **kwargs)
+
+    store.get = counting_get
+    try:
+        status, body, _ = await api.request("GET", f"{CMS}?labelSelector=page%3Dyes&limit=3")
+    finally:
+        del store.get
+    assert status == 200, body
+    assert [item["metadata"]["name"] for item in body["items"]] == ["p00", "p01", "p02"]
+    assert body["metadata"].get("continue")  # 37 more follow
+    assert len(reads) <= 4  # three for the page, one to know that more follow (was: all 40)

@@ -121,6 +121,34 @@ async def test_discovery_reports_kinds_scopes_and_verbs(client: RestClient) -> N
     assert all("/" not in r.resource for r in found.resources)
 
 
+async def test_aggregated_discovery_finds_what_the_legacy_documents_list(client: RestClient) -> None:
+    from client import discovery
+
+    requests: list[str] = []
+    real_request = client.request
+
+    async def counting(method, path, **kwargs):  # type: ignore[no-untyped-def]
+        requests.append(path)
+        return await real_request(method, path, **kwargs)
+
+    client.request = counting  # type: ignore[method-assign]
+    try:
+        aggregated = await Discovery(client).preferred()
+    finally:
+        del client.request
+    assert sorted(requests) == ["/api", "/apis"]  # two requests, not one per group version
+    original = discovery.AGGREGATED
+    discovery.AGGREGATED = "application/json"  # a server without aggregated discovery answers so
+    try:
+        legacy = await Discovery(client).preferred()
+    finally:
+        discovery.AGGREGATED = original
+    assert len(legacy.resources) > 50
+    key = lambda r: (r.group, r.version, r.resource)  # noqa: E731
+    assert [(key(r), r.kind, r.namespaced, r.verbs) for r in sorted(aggregated.resources, key=key)] == \
+        [(key(r), r.kind, r.namespaced, r.verbs) for r in sorted(legacy.resources, key=key)]
+
+
 async def test_an_informer_with_a_shard_selector_holds_exactly_its_shard(client: RestClient) -> None:
     await client.create(NAMESPACES, {"metadata": {"name": "sharded"}})
     for i in range(30):
@@ -140,3 +168,22 @@ async def test_an_informer_with_a_shard_selector_holds_exactly_its_shard(client:
     listed = await client.list(CONFIGMAPS, "sharded", shard_selector=selector)
     assert len(listed["items"]) == len(informer.store)  # the server filtered the same way
 
+
+
+async def test_a_burst_of_requests_shares_a_bounded_set_of_connections(client: RestClient) -> None:
+    from client import rest
+
+    await client.close()  # a fresh pool: count only the connections this burst opens
+    opened: list[object] = []
+    connector = client.session.connector
+    assert connector is not None
+    real_create = connector._create_connection  # aiohttp's one place a new connection is made
+
+    async def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(args)
+        return await real_create(*args, **kwargs)
+
+    connector._create_connection = counting  # type: ignore[method-assign]
+    answers = await asyncio.gather(*(client.get(NAMESPACES, "default") for _ in range(192)))
+    assert all(a["metadata"]["name"] == "default" for a in answers)
+    assert 0 < len(opened) <= rest.MAX_IN_FLIGHT < 192  # 192 at once, not 192 handshakes

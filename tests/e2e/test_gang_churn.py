@@ -1,12 +1,8 @@
-"""A randomized churn run against `haru up` with the gang gates on, checked with kubectl v1.36.3:
-gangs and plain pods arrive and leave, nodes fail (`haru fault`'s kubelet-down label, and cordon)
-and come back, and after every step no gang is ever partly bound.
-
-"Partly bound" is a gang PodGroup with some but fewer than `minCount` of its pods on nodes. The
-pods of a gang are bound by separate API calls after the Permit barrier, so each check waits for
-the binding under way to finish (a gang caught mid-bind completes; a partial one stays partial
-and fails the check). Gangs leave whole, and nodes are only cordoned or lose their kubelet (no
-eviction within the run), so nothing but the scheduler could leave a gang in part.
+"""Randomized churn under `haru up` with the gang gates, checked with kubectl v1.36.3: gangs and
+plain pods come and go, nodes lose their kubelet (`haru fault`'s label) and are cordoned, and
+after every step no gang is partly bound (some but fewer than minCount of its pods on nodes).
+A gang's pods bind in separate calls after Permit, so a check waits for a bind under way to end.
+Gangs leave whole and nothing is evicted within the run: only the scheduler could split a gang.
 """
 
 from __future__ import annotations

@@ -36,8 +36,9 @@ def template(gpus: int) -> dict[str, Any]:
 Obj = dict[str, Any]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def haru(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A cluster per test: GPUs freed by one test's deleted pods are not the other's to count."""
     data = tmp_path_factory.mktemp("haru-gang")
     cluster_file = Path(data) / "cluster.yaml"
     cluster_file.write_text(CLUSTER_FILE)
@@ -109,8 +110,6 @@ def test_a_basic_group_schedules_what_fits(haru: Cluster) -> None:
     assert len({p["spec"]["nodeName"] for p in pods if p["spec"].get("nodeName")}) == NODES
     condition = wait_for(lambda: scheduled_condition(haru, "batch"), "the PodGroupScheduled condition")
     assert condition["status"] == "True"
-    haru.kubectl("delete", "pods", *[p["metadata"]["name"] for p in pods], "--wait=true", timeout=120)
-    haru.kubectl("delete", "podgroup", "batch")
 
 
 def test_a_gang_binds_nothing_until_all_64_fit_then_binds_whole(haru: Cluster) -> None:
@@ -120,10 +119,14 @@ def test_a_gang_binds_nothing_until_all_64_fit_then_binds_whole(haru: Cluster) -
     apply(haru, pod_group("train", 64), *gang)
 
     def refused() -> Obj | None:
+        # Claims freed just before may still count on the first tries; the verdict settles on 60.
         condition = scheduled_condition(haru, "train")
-        return condition if condition is not None and condition["status"] == "False" else None
+        if condition is not None and condition["status"] == "False" and "needs 64, 60 fit" in condition["message"]:
+            return condition
+        assert bound(pods_of(haru, "train-")) == []
+        return None
 
-    condition = wait_for(refused, "PodGroupScheduled=False on the gang")
+    condition = wait_for(refused, "PodGroupScheduled=False with 60 of 64 fitting")
     assert condition["reason"] == "Unschedulable"
     assert "needs 64, 60 fit: 4 pods" in condition["message"], condition["message"]
     assert bound(pods_of(haru, "train-")) == []

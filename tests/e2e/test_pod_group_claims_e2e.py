@@ -4,8 +4,8 @@ A PodGroup's `resourceClaims` entry with a template: the ResourceClaim controlle
 owned by the PodGroup, the scheduler allocates it once and reserves it for the PodGroup (one
 `reservedFor` entry: apiGroup scheduling.k8s.io, resource podgroups, name, uid), every pod of the
 group with the same entry shares it (so they land on the node of its GPU), the hollow kubelets
-accept pods whose claim is reserved for their group, and the pods run. A pod outside the group
-with the same template gets a claim of its own.
+accept pods whose claim is reserved for their group, and the pods run, for a basic group and for a
+gang (placed in one PodGroup cycle). A pod outside the group with the same template gets its own.
 """
 
 from __future__ import annotations
@@ -61,32 +61,36 @@ def _get(haru: Cluster, kind: str, name: str) -> dict[str, Any]:
     return json.loads(haru.kubectl("get", kind, name, "-o", "json").stdout)  # type: ignore[no-any-return]
 
 
-def test_the_pods_of_a_group_share_one_claim_reserved_for_the_group(haru: Cluster) -> None:
+POLICIES = {"basic": {"basic": {}}, "gang": {"gang": {"minCount": 3}}}
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_the_pods_of_a_group_share_one_claim_reserved_for_the_group(haru: Cluster, policy: str) -> None:
+    name = f"team-{policy}"
     group = {"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup",
-             "metadata": {"name": "team", "namespace": "default"},
-             "spec": {"schedulingPolicy": {"basic": {}}, "resourceClaims": [ENTRY]}}
-    items = [group, *(_pod(f"team-{i}", "team") for i in range(3)), _pod("loner", None)]
+             "metadata": {"name": name, "namespace": "default"},
+             "spec": {"schedulingPolicy": POLICIES[policy], "resourceClaims": [ENTRY]}}
+    members = [f"{name}-{i}" for i in range(3)]
+    loner = f"loner-{policy}"
+    items = [group, *(_pod(m, name) for m in members), _pod(loner, None)]
     haru.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
 
-    haru.kubectl("wait", "pod", "team-0", "team-1", "team-2", "loner", "--for=condition=Ready", "--timeout=60s",
-                 timeout=70)
+    haru.kubectl("wait", "pod", *members, loner, "--for=condition=Ready", "--timeout=60s", timeout=70)
 
-    podgroup = _get(haru, "podgroup", "team")
+    podgroup = _get(haru, "podgroup", name)
     [status] = podgroup["status"]["resourceClaimStatuses"]
     shared = _get(haru, "resourceclaim", status["resourceClaimName"])
-    assert shared["metadata"]["generateName"] == "team-gpu-"
-    assert [(o["kind"], o["name"]) for o in shared["metadata"]["ownerReferences"]] == [("PodGroup", "team")]
+    assert shared["metadata"]["generateName"] == f"{name}-gpu-"
+    assert [(o["kind"], o["name"]) for o in shared["metadata"]["ownerReferences"]] == [("PodGroup", name)]
     assert shared["status"]["reservedFor"] == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups",
-                                                "name": "team", "uid": podgroup["metadata"]["uid"]}]
+                                                "name": name, "uid": podgroup["metadata"]["uid"]}]
     [device] = shared["status"]["allocation"]["devices"]["results"]
-    pods = [_get(haru, "pod", f"team-{i}") for i in range(3)]
+    pods = [_get(haru, "pod", m) for m in members]
     assert {p["status"]["resourceClaimStatuses"][0]["resourceClaimName"] for p in pods} == {shared["metadata"]["name"]}
     # The GPU is on one node: the group is where it is.
     assert {p["spec"]["nodeName"] for p in pods} == {device["pool"]}
-    loner = _get(haru, "pod", "loner")
-    own = loner["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+    own = _get(haru, "pod", loner)["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
     assert own != shared["metadata"]["name"]
-    own_claim = _get(haru, "resourceclaim", own)
-    assert [r["name"] for r in own_claim["status"]["reservedFor"]] == ["loner"]
-    table = haru.kubectl("get", "resourceclaims").stdout.splitlines()
-    assert sorted(row.split()[1] for row in table[1:]) == ["allocated,reserved", "allocated,reserved"]
+    assert [r["name"] for r in _get(haru, "resourceclaim", own)["status"]["reservedFor"]] == [loner]
+    rows = {row.split()[0]: row.split()[1] for row in haru.kubectl("get", "resourceclaims").stdout.splitlines()[1:]}
+    assert (rows[shared["metadata"]["name"]], rows[own]) == ("allocated,reserved", "allocated,reserved")

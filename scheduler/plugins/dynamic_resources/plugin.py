@@ -38,6 +38,7 @@ from scheduler.plugins.dynamic_resources.inventory_sync import InventorySync
 Obj = dict[str, Any]
 log = logging.getLogger(__name__)
 STATE_KEY = names.DYNAMIC_RESOURCES
+CLAIM_INDEX = "by_claim_key"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 BINDING_POLL = 0.5  # seconds; upstream polls the API every 5 s, we read the informer cache
@@ -97,6 +98,10 @@ class DynamicResources:
         self.binding_enabled = (_enabled(features, "DRADeviceBindingConditions")
                                 and _enabled(features, "DRAResourceClaimDeviceStatus"))
         self._background: set[asyncio.Task[Any]] = set()
+        # The pods by the claims they name, for the claim-event hint (see `_may_use`).
+        self._pods = handle.store(kinds.PODS)
+        self._pods.add_indexer(CLAIM_INDEX, pod_claims.claim_keys)
+        self._users: tuple[Obj, set[str]] | None = None  # (claim object, uids of the pods naming it)
         # Asked for now, so the informers are synced before the first pod (Handle.store starts them).
         self._namespaces = handle.store(kinds.NAMESPACES)
         self._taint_rule_store = (handle.store(kinds.DEVICETAINTRULES)
@@ -141,7 +146,7 @@ class DynamicResources:
         if new is None:
             return QueueingHint.QUEUE
         deallocated = old is not None and pod_claims.allocation(old) and not pod_claims.allocation(new)
-        if not deallocated and not pod_claims.may_use(pod, new):
+        if not deallocated and not self._may_use(pod, new):
             return QueueingHint.SKIP  # someone else's claim: what the checks below come to, without them
         try:
             used = pod_claims.claims_of(pod, self.claims.get)
@@ -157,6 +162,26 @@ class DynamicResources:
         if (old.get("status") or {}) == (new.get("status") or {}):
             return QueueingHint.SKIP  # a finalizer or label, nothing the pod waits for
         return QueueingHint.QUEUE
+
+    def _may_use(self, pod: Obj, claim: Obj) -> bool:
+        """`pod_claims.may_use`, answered from the pod store's claim index: the queue asks it for
+        every pending pod on every claim event, and the pods naming one claim are worked out once
+        per event (the claim object). The store's copy of a pod is the newest, and the names a pod
+        gives only grow, so a pod the index leaves out does not name the claim; a pod the store
+        does not hold (or holds under another uid) is asked directly."""
+        users = self._users
+        if users is None or users[0] is not claim:
+            meta = claim.get("metadata") or {}
+            found = self._pods.by_index(CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+            users = self._users = (claim, {(p.get("metadata") or {}).get("uid", "") for p in found})
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        if uid in users[1]:
+            return True
+        stored = self._pods.get(f"{(pod.get('metadata') or {}).get('namespace', '')}/"
+                                f"{(pod.get('metadata') or {}).get('name', '')}")
+        if stored is None or (stored.get("metadata") or {}).get("uid", "") != uid:
+            return pod_claims.may_use(pod, claim)
+        return False
 
     def is_schedulable_after_pod_change(self, pod: Obj, old: Obj | None, new: Obj | None) -> QueueingHint:
         if new is None or (new.get("metadata") or {}).get("uid") != (pod.get("metadata") or {}).get("uid"):

@@ -54,6 +54,15 @@ def may_use(pod: Obj, claim: Obj) -> bool:
                for status in (pod.get("status") or {}).get("resourceClaimStatuses") or [])
 
 
+def claim_keys(pod: Obj) -> list[str]:
+    """`namespace/name` of every claim `may_use` would say the pod names: an index function for
+    the pod store, so a claim event finds the pods that name it without asking each pending pod."""
+    namespace = _meta(pod).get("namespace", "")
+    names = [entry.get("resourceClaimName") for entry in (pod.get("spec") or {}).get("resourceClaims") or []]
+    names += [status.get("resourceClaimName") for status in (pod.get("status") or {}).get("resourceClaimStatuses") or []]
+    return [f"{namespace}/{name}" for name in names if name]
+
+
 def is_for_pod(pod: Obj, claim: Obj) -> bool:
     """The pod controls the claim, or its PodGroup does (a claim for the whole group, KEP-5729)."""
     pod_meta, claim_meta = _meta(pod), _meta(claim)

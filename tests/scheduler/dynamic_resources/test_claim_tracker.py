@@ -80,3 +80,48 @@ def test_dropping_the_in_flight_extended_claim_keeps_the_devices_the_created_cla
     assert held(tracker) == {"gpu-0"}
     store.delete(created)
     assert held(tracker) == set()
+
+
+def _full_count(store: cache.Store, incremental: ClaimTracker) -> tuple[set[Any], dict[Any, Any], dict[Any, int]]:
+    """What a tracker that counts everything anew says, given the same in-flight and assumed claims."""
+    fresh = ClaimTracker(store)
+    fresh._in_flight = dict(incremental._in_flight)
+    fresh._assumed = dict(incremental._assumed)
+    state = fresh.allocated_state()
+    return set(state.devices), dict(state.capacity), dict(state.shares)
+
+
+def test_the_incremental_count_matches_a_full_count_through_random_changes() -> None:
+    import random
+
+    rng = random.Random(7)
+    store = cache.Store()
+    tracker = ClaimTracker(store)
+    rv = 10
+    # Devices are per claim (two claims never hold one device exclusively, as in a real cluster).
+    names = [f"c{i}" for i in range(8)]
+    for step in range(600):
+        rv += 1
+        op = rng.randrange(9)
+        name = rng.choice(names)
+        if op in (0, 1, 2):
+            store.update(allocated(name, f"{name}-gpu-{rng.randrange(3)}", rv=str(rv)))
+        elif op == 3:
+            store.update(claim(name))  # deallocated
+        elif op == 4:
+            store.delete(claim(name))
+        elif op == 5:
+            recreated = allocated(name, f"{name}-{step}-gpu", rv=str(rv))
+            recreated["metadata"]["uid"] = f"uid-{name}-{step}"  # deleted and made again
+            store.update(recreated)
+        elif op == 6:
+            pending = allocated(name, f"{name}-gpu-{rng.randrange(3)}", rv=str(rv))
+            tracker.signal_pending(pending["metadata"]["uid"], pending)
+        elif op == 7:
+            tracker.remove_pending(f"uid-claim-{name}")
+        elif rng.random() < 0.5:
+            tracker.assume(allocated(name, f"{name}-gpu-{rng.randrange(3)}", rv=str(rv + 1000)))
+        else:
+            store.replace([allocated(n, f"{n}-gpu-{rng.randrange(3)}", rv=str(rv)) for n in rng.sample(names, 4)])
+        state = tracker.allocated_state()
+        assert (set(state.devices), dict(state.capacity), dict(state.shares)) == _full_count(store, tracker), step

@@ -156,7 +156,8 @@ def test_a_gang_that_does_not_fit_binds_nothing_and_says_why_then_binds_whole() 
         assert all(sched.queue.where(p) in ("unschedulable", "backoff") for p in pods)
         [cond] = conditions(client, "pg")
         assert cond["type"] == "PodGroupScheduled" and cond["status"] == "False" and cond["reason"] == "Unschedulable"
-        assert "pod group is unschedulable: needs 5, at most 4 fit: 1 pods Insufficient cpu" in cond["message"]
+        assert cond["message"] == ("0/1 placements are available, first placement status: pod group is unschedulable: "
+                               "needs 5, 4 fit: 1 pods Insufficient cpu; 0/4 nodes are available: 4 Insufficient cpu.")
         assert cond["message"].startswith("0/1 placements are available")
         failed = [e for e in recorder.events if e[2] == "FailedScheduling"]
         assert sorted(e[0] for e in failed) == ["p0", "p1", "p2", "p3", "p4", "pg"]
@@ -259,3 +260,74 @@ def test_like_pods_are_tried_together_highest_priority_first() -> None:
     big = pod("big", requests={"cpu": "2"}, priority=10)
     mixed = [small[0], big, small[1]]
     assert [p["metadata"]["name"] for p in ordering.order(mixed)] == ["big", "s0", "s1"]
+
+
+class Observer:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str, str]] = []
+        self.done: dict[str, str] = {}
+
+    def observe(self, p: Obj, point: str, plugin: str, node_name: str, value: Any) -> None:
+        self.seen.append((p["metadata"]["name"], point, plugin, node_name))
+
+    def attempt_done(self, p: Obj, selected_node: str) -> None:
+        self.done[p["metadata"]["name"]] = selected_node
+
+
+def test_record_results_sees_the_group_cycle_per_plugin_and_per_pod() -> None:
+    async def go() -> None:
+        binder = Binder()
+        observer = Observer()
+        registry = {**REGISTRY, names.DEFAULT_BINDER: lambda a, h, f: binder}
+        sched = Offline(None, config.default(FEATURES), FEATURES, registry=registry, observer=observer)
+        for i in range(2):
+            sched.cache.add_node(node(f"n{i}", cpu="1"))
+        add_group(sched, group("pg", 3))
+        pods = [member(f"p{i}", "pg") for i in range(3)]
+        for p in pods:
+            add_pod(sched, p)
+        await run_once(sched)  # 2 nodes of 1 CPU for a gang of 3: rejected whole
+        assert observer.done == {"p0": "", "p1": "", "p2": ""}
+        filtered = {(pod_name, plugin, n) for pod_name, point, plugin, n in observer.seen if point == "Filter"}
+        assert ("p2", names.NODE_RESOURCES_FIT, "n0") in filtered  # the one that found no room
+        assert {pod_name for pod_name, point, _, _ in observer.seen if point == "Reserve"} == {"p0", "p1"}
+        observer.done.clear()
+        third = node("n2", cpu="1")
+        sched.cache.add_node(third)
+        for qpi in list(sched.queue._infos.values()):  # noqa: SLF001 - skip the backoff wait
+            qpi.timestamp = -100.0
+        sched.queue.move_all_on_event(ClusterEvent(Resource.NODE, ActionType.ADD), None, third)
+        sched.queue.flush_backoff_completed()
+        await run_once(sched)
+        assert sorted(observer.done.values()) == ["n0", "n1", "n2"]
+        permits = [(pod_name, plugin) for pod_name, point, plugin, _ in observer.seen if point == "Permit"]
+        assert sorted(permits) == [(f"p{i}", names.GANG_SCHEDULING) for i in range(3)]
+    asyncio.run(go())
+
+
+def test_take_group_takes_members_from_every_sub_queue_but_not_gated_ones() -> None:
+    async def go() -> None:
+        sched, _, _, _ = make()
+        sched.store(api.PODGROUPS).add(group("pg", 2))
+        pods = [member(f"p{i}", "pg") for i in range(3)]
+        gated = member("gated", "pg", schedulingGates=[{"name": "wait"}])
+        for p in pods + [gated]:
+            add_pod(sched, p)
+        assert sched.queue.where(gated) == "gated"
+        first = await sched.queue.pop()
+        assert first is not None
+        taken = sched.queue.take_group(first)
+        # All three fail together: one goes to backoff, one to the unschedulable pool by hand.
+        for qpi in taken:
+            qpi.unschedulable_plugins = {names.NODE_RESOURCES_FIT}
+            sched.queue.add_unschedulable_if_not_present(qpi)
+        sched.queue.activate([pods[0]])
+        sched.queue._requeue(sched.queue._infos[pods[1]["metadata"]["uid"]], "backoff")  # noqa: SLF001
+        assert {sched.queue.where(p) for p in pods} == {"active", "backoff", "unschedulable"}
+        popped = await sched.queue.pop()
+        assert popped is not None and popped.pod["metadata"]["name"] == "p0"
+        again = sched.queue.take_group(popped)
+        assert sorted(q.pod["metadata"]["name"] for q in again) == ["p0", "p1", "p2"]
+        assert sched.queue.where(gated) == "gated"
+        assert sched.queue.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 1}
+    asyncio.run(go())

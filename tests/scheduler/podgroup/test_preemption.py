@@ -90,3 +90,53 @@ async def test_without_workload_aware_preemption_the_cycle_gets_no_answer() -> N
     algorithm, fw, _ = setup(LOW, [group("low", 1)])
     fw.plugins[names.DEFAULT_PREEMPTION].workload_aware = False
     assert await preemption.preempt(algorithm, fw, HIGH) == (None, None)
+
+
+async def test_in_the_scheduler_an_unschedulable_gang_preempts_and_waits_nominated() -> None:
+    from client import resources as api
+    from scheduler.podgroup import status as group_status
+    from tests.scheduler.podgroup import test_group_cycle as harness
+
+    class DeletingClient(harness.Client):
+        def __init__(self) -> None:
+            super().__init__()
+            self.deleted: list[str] = []
+
+        async def delete(self, resource: Any, name: str, namespace: str | None = None, **_: Any) -> Obj:
+            self.deleted.append(name)
+            return {}
+
+    from scheduler.registry import REGISTRY
+
+    gates = {**harness.FEATURES, "WorkloadAwarePreemption": True}
+    binder = harness.Binder()
+    sched = harness.Offline(None, config.default(gates), gates,
+                            registry={**REGISTRY, names.DEFAULT_BINDER: lambda a, h, f: binder})
+    client = DeletingClient()
+    sched.client = client  # type: ignore[assignment]
+    fw = sched.frameworks["default-scheduler"]
+    fw.client = client
+    fw.events = fakes.Recorder()  # type: ignore[assignment]
+    for name in ("n0", "n1"):
+        sched.cache.add_node(fakes.node(name, cpu="2"))
+    low = [member("low-0", "low", "a"), member("low-1", "low", "b")]
+    for p, n in zip(low, ("n0", "n1")):
+        p["spec"]["nodeName"] = n
+        sched.cache.add_pod(p)
+        sched.store(api.PODS).add(p)
+    sched.store(api.PODGROUPS).add(group("low", 1))
+    harness.add_group(sched, group("high", 100))
+    for i in range(2):
+        harness.add_pod(sched, member(f"high-{i}", "high"))
+    await harness.run_once(sched)
+    await fw.plugins[names.DEFAULT_PREEMPTION].group_preemption.drain()
+
+    assert binder.bound == {}  # nothing binds while the victims are still there
+    said = [c for c in harness.conditions(client, "high") if c["type"] == group_status.POD_GROUP_SCHEDULED]
+    assert said and said[-1]["status"] == "False" and said[-1]["message"] == pod_group_preemption.waiting_message(2)
+    assert sorted(client.deleted) == ["low-0", "low-1"]
+    marked = [c for c in harness.conditions(client, "low") if c["type"] == "DisruptionTarget"]
+    assert marked and marked[0]["reason"] == "PreemptionByScheduler"
+    nominated = {n: patch["status"].get("nominatedNodeName") for res, n, patch in client.patches
+                 if res == "pods" and "nominatedNodeName" in (patch.get("status") or {})}
+    assert sorted(nominated.get(f"high-{i}") or "" for i in range(2)) == ["n0", "n1"]

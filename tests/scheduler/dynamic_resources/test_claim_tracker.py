@@ -125,3 +125,25 @@ def test_the_incremental_count_matches_a_full_count_through_random_changes() -> 
             store.replace([allocated(n, f"{n}-gpu-{rng.randrange(3)}", rv=str(rv)) for n in rng.sample(names, 4)])
         state = tracker.allocated_state()
         assert (set(state.devices), dict(state.capacity), dict(state.shares)) == _full_count(store, tracker), step
+
+
+def test_an_assumed_claim_the_informer_updates_and_deletes_unseen_is_forgotten() -> None:
+    """Issue 11: PreBind's write is assumed; the informer delivers it, the claim controller
+    deallocates and deletes it, all before the next cycle looks. Its devices must be free then,
+    not held for the 30 s an undelivered write is kept."""
+    store = cache.Store()
+    store.replace([claim("a")])
+    tracker = ClaimTracker(store)
+    assert held(tracker) == set()
+    written = allocated("a", "gpu-0", rv="9")
+    tracker.assume(written)
+    store.update(copy.deepcopy(written))
+    store.update(claim("a"))  # deallocated (rv 5 here; any order the informer delivers)
+    store.delete(claim("a"))
+    assert tracker.get("default", "a") is None
+    assert held(tracker) == set()
+
+    late = allocated("b", "gpu-1", rv="12")  # the informer has not delivered this write yet
+    tracker.assume(late)
+    store.update(claim("other"))
+    assert held(tracker) == {"gpu-1"}

@@ -20,8 +20,10 @@ from client import event_loop
 from cluster import cli
 
 
-async def serve(data_dir: str, admin_token: str | None = None, authorization_mode: str | None = None) -> None:
-    running = await runner.start(data_dir, port=0, admin_token=admin_token, authorization_mode=authorization_mode)
+async def serve(data_dir: str, admin_token: str | None = None, authorization_mode: str | None = None,
+                feature_gates: str = "") -> None:
+    running = await runner.start(data_dir, port=0, admin_token=admin_token, authorization_mode=authorization_mode,
+                                 feature_gates=feature_gates)
     cli._tune_gc()  # the same collector settings as `haru up`
     print(f"haru apiserver is serving {running.url}; ", flush=True)
     stop = asyncio.Event()
@@ -39,8 +41,9 @@ def main() -> int:
     parser.add_argument("data_dir")
     parser.add_argument("--admin-token", default=None)
     parser.add_argument("--authorization-mode", default=None)
+    parser.add_argument("--feature-gates", default="", help="as haru up's (bench.gang --through-api: GenericWorkload)")
     args = parser.parse_args()
-    event_loop.run(serve(args.data_dir, args.admin_token, args.authorization_mode))
+    event_loop.run(serve(args.data_dir, args.admin_token, args.authorization_mode, args.feature_gates))
     return 0
 
 

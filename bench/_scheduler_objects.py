@@ -80,7 +80,7 @@ def collection_path(obj: Obj) -> str:
     group_version, kind = obj["apiVersion"], obj["kind"]
     plural = {"Node": "nodes", "Pod": "pods", "Namespace": "namespaces", "PriorityClass": "priorityclasses",
               "ResourceSlice": "resourceslices", "DeviceClass": "deviceclasses",
-              "ResourceClaimTemplate": "resourceclaimtemplates"}[kind]
+              "ResourceClaimTemplate": "resourceclaimtemplates", "PodGroup": "podgroups"}[kind]
     prefix = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
     ns = (obj.get("metadata") or {}).get("namespace")
     return f"{prefix}/namespaces/{ns}/{plural}" if ns else f"{prefix}/{plural}"

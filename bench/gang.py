@@ -5,7 +5,8 @@
 without an API server: nodes, pods and PodGroups are fed to its cache and stores, Bind records.
 Printed: CPU of this process per pod (the machine is shared, so not wall time), the pods/s that
 bounds beside issue 13's 200, gangs left partly bound (must be 0), and measurements.md §2.7's
-published figures with their caveats.
+published figures with their caveats. `--through-api` runs the same shape end to end instead: an API
+server child, `python -m scheduler`, objects over HTTP (bench/_gang_api.py).
 """
 
 from __future__ import annotations
@@ -155,12 +156,32 @@ def _tas_rows(quick: bool) -> None:
               f"{r.cpu / max(r.bound, 1) * 1e3:.2f} ms | {r.rate:.0f} |", flush=True)
 
 
+def _through_api(args: argparse.Namespace) -> None:
+    from bench import _gang_api  # imported here: the in-process rows need no child processes
+
+    shape = tuple(args.case) if args.case else (500, 100, 3) if args.quick else (5000, 1000, 3)
+    _gang_api.print_rows([shape], args.quick, TARGET)  # type: ignore[list-item]
+    print()
+    print("Published gang-scheduler figures (measurements.md §2.7), not like for like:")
+    for name, figure, caveat in ANCHORS:
+        print(f"- {name}: {figure} ({caveat})")
+    print("pods/s is wall-clock SchedulingThroughput over the measured phase on a shared 2-core machine (the API "
+          "server, the scheduler and this process share it); CPU per pod is each process's /proc utime+stime over "
+          "that phase divided by the pods bound.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="500 nodes, 100 gangs of 3, 2 gangs of 500")
     parser.add_argument("--case", nargs=3, type=int, metavar=("NODES", "GANGS", "PODS"),
                         help="one workload of this shape instead of the list")
+    parser.add_argument("--through-api", action="store_true",
+                        help="a fresh API server child and `python -m scheduler`, objects created over HTTP "
+                             "(default shape 5000 nodes, 1000 gangs x 3; --quick 500 nodes, 100 gangs x 3)")
     args = parser.parse_args()
+    if args.through_api:
+        _through_api(args)
+        return
     if args.case:
         nodes, gangs, size = args.case
         cases = [(f"{nodes} nodes, {gangs} gangs x {size}", nodes, gangs, size)]

@@ -4,7 +4,7 @@ Issue 14's benchmark. Two API servers run as child processes (`bench._apiserver_
 bearer-token admin): one `--authorization-mode RBAC`, one `AlwaysAllow`. Both hold the same RBAC
 objects: upstream's bootstrap policy plus NAMESPACES namespaces with three Roles and three
 RoleBindings each, so the authorizer has a realistic index to look in. The caller is a service
-account (its token is one the servers accept), bound to an edit-like Role in its namespace, so on
+account (its token from each server's TokenRequest), bound to an edit-like Role in its namespace, so on
 the RBAC side every request is decided by RBAC (system:masters would short-circuit it). In
 alternating rounds, CONNECTIONS closed-loop aiohttp clients GET one ConfigMap and then create
 ConfigMaps for SECONDS each. The machine is shared, so the figures are server CPU per request
@@ -28,7 +28,6 @@ from typing import Any
 
 import aiohttp
 
-from apiserver import auth
 from bench._report import markdown_table
 from bench._server_process import ServerProcess
 
@@ -38,11 +37,6 @@ NAMESPACE = "bench"
 ACCOUNT = "robot"
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 _NAMES = itertools.count()  # one sequence for every round, so no create collides with an earlier one
-
-
-def _token() -> str:
-    # The servers sign service-account tokens with haru's fixed key; this one names bench/robot.
-    return auth.Authenticator(None, b"haru").issue(NAMESPACE, ACCOUNT, "bench-robot-uid", 24 * 3600, ["haru"])[0]
 
 
 async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> None:
@@ -60,7 +54,8 @@ def _binding(name: str, role: str, account: str, namespace: str) -> dict[str, An
             "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]}
 
 
-async def prepare(server: ServerProcess, namespaces: int) -> None:
+async def prepare(server: ServerProcess, namespaces: int) -> str:
+    """Fill `server` with the namespaces, Roles and bindings; the caller's token (TokenRequest)."""
     async with aiohttp.ClientSession() as session:
         for index in range(namespaces):
             ns = NAMESPACE if index == 0 else f"tenant-{index}"
@@ -75,6 +70,16 @@ async def prepare(server: ServerProcess, namespaces: int) -> None:
                             _binding(f"{role}-binding", role, account, ns))
         await _post(session, f"{server.url}/api/v1/namespaces/{NAMESPACE}/configmaps",
                     {"metadata": {"name": "target"}, "data": {"k": "v"}})
+        # Each server signs with its own key, and a token holds only while its account exists.
+        await _post(session, f"{server.url}/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
+                    {"metadata": {"name": ACCOUNT}})
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {"expirationSeconds": 24 * 3600}}
+        async with session.post(f"{server.url}/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{ACCOUNT}/token",
+                                json=request, headers={"Authorization": f"Bearer {ADMIN}"}) as resp:
+            if resp.status != 201:
+                raise RuntimeError(f"TokenRequest answered {resp.status}: {(await resp.read())[:500]!r}")
+            return (await resp.json())["status"]["token"]
 
 
 async def _load(method: str, url: str, token: str, connections: int, seconds: float) -> tuple[int, int]:
@@ -108,7 +113,6 @@ async def _load(method: str, url: str, token: str, connections: int, seconds: fl
 
 
 async def run(namespaces: int, rounds: int, seconds: float, connections: int) -> list[list[str]]:
-    token = _token()
     results: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (mode, case) → [(req/s, server µs/req)]
     bench_cpu: dict[str, float] = {}
     server_cpu: dict[str, float] = {}
@@ -119,8 +123,7 @@ async def run(namespaces: int, rounds: int, seconds: float, connections: int) ->
                 Path(tmp) / mode, name=f"haru apiserver ({mode})",
                 extra=("--admin-token", ADMIN, "--authorization-mode", mode))
         try:
-            for server in servers.values():
-                await prepare(server, namespaces)
+            tokens = {mode: await prepare(server, namespaces) for mode, server in servers.items()}
             for round_index in range(rounds):  # alternate, so both sides see the same machine load
                 for case in ("GET", "create"):
                     for mode, server in servers.items():
@@ -130,7 +133,7 @@ async def run(namespaces: int, rounds: int, seconds: float, connections: int) ->
                             url, method = f"{server.url}/api/v1/namespaces/{NAMESPACE}/configmaps", "POST"
                         cpu_before, mine_before = server.cpu_seconds(), time.process_time()
                         started = time.perf_counter()
-                        ok, failed = await _load(method, url, token, connections, seconds)
+                        ok, failed = await _load(method, url, tokens[mode], connections, seconds)
                         wall = time.perf_counter() - started
                         used = server.cpu_seconds() - cpu_before
                         if failed or not ok:

@@ -135,7 +135,7 @@ async def cluster(sizes: Sizes, work_dir: Path, notes: list[str], *, claims: boo
     try:
         async with aiohttp.ClientSession(connector=connector) as session:
             ctx = Cluster(sizes, work_dir, session, apiserver, notes=notes, name=work_dir.name)
-            ctx.scheduler = await start_child("scheduler", ["-m", "scheduler", "--kubeconfig", str(kubeconfig)],
+            ctx.scheduler = await start_child("scheduler", ["-m", "scheduler", "--kubeconfig", str(kubeconfig), "--secure-port", "0"],
                                               work_dir / "scheduler.log")
             if claims:
                 name = claim_controller_name()

@@ -198,10 +198,13 @@ async def up(args: argparse.Namespace) -> int:
         controllers = await supervisor.start_controllers(
             path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates))
         componentstatuses.register(running.server, "controller-manager", controllers.health)
+        # The co-process's /healthz and /metrics (plain HTTP): a free port, shown in the summary.
+        scheduler_port = None if args.embedded else supervisor.free_port()
         scheduler = await supervisor.start_scheduler(
             path, feature_gates=scheduler_features.select(args.feature_gates),
             config=os.path.abspath(args.scheduler_config) if args.scheduler_config else None,
-            scheduler_name=args.scheduler_name, record_results=args.record_results, embedded=args.embedded)
+            scheduler_name=args.scheduler_name, record_results=args.record_results, embedded=args.embedded,
+            port=scheduler_port)
         componentstatuses.register(running.server, "scheduler", scheduler.health)
         if shapes:
             _progress(f"starting {len(shapes)} hollow nodes")
@@ -213,7 +216,9 @@ async def up(args: argparse.Namespace) -> int:
         else:
             not_ready = []
         print(summary.render(url=running.url, kubeconfig=path, shapes=shapes, gates=running.server.gates,
-                             seconds=time.monotonic() - began, not_ready=not_ready), flush=True)
+                             seconds=time.monotonic() - began, not_ready=not_ready,
+                             scheduler_url=f"http://127.0.0.1:{scheduler_port}" if scheduler_port else None),
+              flush=True)
         await stop.wait()
     finally:
         if nodes is not None:

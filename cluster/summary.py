@@ -54,10 +54,12 @@ def _gpu_text(shape: pools.NodeShape) -> str:
 
 
 def render(*, url: str, kubeconfig: str, shapes: list[pools.NodeShape], gates: FeatureGates, seconds: float,
-           not_ready: list[str] | None = None) -> str:
+           not_ready: list[str] | None = None, scheduler_url: str | None = None) -> str:
     lines = [f"haru is ready in {seconds:.1f}s: Kubernetes v1.36 on {len(shapes)} hollow nodes",
              f"  endpoint    {url}",
              f"  kubeconfig  {kubeconfig}   (export KUBECONFIG={kubeconfig})"]
+    if scheduler_url:
+        lines.append(f"  scheduler   {scheduler_url}/metrics, {scheduler_url}/healthz")
     by_pool: dict[str, list[pools.NodeShape]] = {}
     for shape in shapes:
         by_pool.setdefault(shape.pool, []).append(shape)

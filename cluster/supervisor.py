@@ -195,8 +195,10 @@ class EmbeddedScheduler:
 
 def scheduler_argv(kubeconfig_path: str, *, feature_gates: str = "", config: str | None = None,
                    scheduler_name: str | None = None, record_results: bool = False, python: str = sys.executable,
-                   verbose: bool = False) -> list[str]:
+                   verbose: bool = False, port: int | None = None) -> list[str]:
     argv = [python, "-m", "scheduler", "--kubeconfig", kubeconfig_path]
+    # Unset: a free port, so test clusters and benches side by side never fight over 10259.
+    argv += ["--secure-port", str(port or 0)]
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
     if config:
@@ -210,14 +212,16 @@ def scheduler_argv(kubeconfig_path: str, *, feature_gates: str = "", config: str
 
 async def start_scheduler(kubeconfig_path: str, *, feature_gates: str = "", config: str | None = None,
                           scheduler_name: str | None = None, record_results: bool = False, embedded: bool = False,
-                          output: IO[Any] | int | None = None, verbose: bool = False) -> Component:
+                          output: IO[Any] | int | None = None, verbose: bool = False,
+                          port: int | None = None) -> Component:
     """Run the scheduler against the API server; returns something to `stop()`.
 
     Embedded, a bad gate or config file raises ValueError here, as the co-process would exit 1.
     """
     if not embedded:
         argv = scheduler_argv(kubeconfig_path, feature_gates=feature_gates, config=config,
-                              scheduler_name=scheduler_name, record_results=record_results, verbose=verbose)
+                              scheduler_name=scheduler_name, record_results=record_results, verbose=verbose,
+                              port=port)
         return await CoProcess("scheduler", argv, output=output).start()
     # Imported here: `haru up` without --embedded never loads the scheduler into the server process.
     from scheduler import default_profile

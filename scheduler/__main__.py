@@ -1,7 +1,8 @@
 """`python -m scheduler --kubeconfig PATH`: run the scheduler as a co-process.
 
 Connects with the kubeconfig (any cluster, not only haru: `--scheduler-name` picks which pods are
-ours), waits for the API server, schedules until SIGTERM or SIGINT and then stops cleanly (exit 0).
+ours), serves /healthz, /livez, /readyz and /metrics on `--bind-address`:`--secure-port` (plain
+HTTP here, HTTPS upstream; port 0 picks a free one, logged), waits for the API server, schedules until SIGTERM or SIGINT and then stops cleanly (exit 0).
 A bad `--feature-gates` value or a bad `--config` file stops it before it connects, with the
 reason on stderr (exit 1). `cluster/supervisor.py` starts it and restarts it if it crashes.
 """
@@ -15,10 +16,11 @@ import sys
 
 from client import event_loop, kubeconfig, startup
 from client.rest import RestClient
-from scheduler import default_profile, features as feature_gates
+from scheduler import default_profile, features as feature_gates, serving
 from scheduler.scheduler import Scheduler
 
 USER_AGENT = "haru-scheduler/0.1"
+log = logging.getLogger("haru.scheduler")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--record-results", action="store_true",
                         help="write each attempt's filter and score results to the pod's annotations")
     parser.add_argument("--feature-gates", default="", help="kube-scheduler syntax, e.g. GangScheduling=false")
+    parser.add_argument("--bind-address", default="127.0.0.1",
+                        help="the address /healthz and /metrics listen on (default 127.0.0.1)")
+    parser.add_argument("--secure-port", type=int, default=10259,
+                        help="the port /healthz and /metrics listen on, plain HTTP in haru (0: a free port)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return parser
 
@@ -56,7 +62,16 @@ async def _main(args: argparse.Namespace, gates: dict[str, bool], config: object
             print(exc, file=sys.stderr)
             return 1
         sched = Scheduler(client, config, gates, observer=observer)  # type: ignore[arg-type]
-        await sched.run(stop)
+        try:
+            runner, port = await serving.start(sched, args.bind_address, args.secure_port)
+        except OSError as exc:
+            print(f"failed to create listener: {exc}", file=sys.stderr)
+            return 1
+        log.info("Serving insecurely on %s:%d", args.bind_address, port)
+        try:
+            await sched.run(stop)
+        finally:
+            await runner.cleanup()
     return 0
 
 

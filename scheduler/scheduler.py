@@ -33,6 +33,7 @@ from scheduler.framework.events import ActionType, ClusterEvent, Resource
 from scheduler.framework.interfaces import CycleObserver, QueuedPodInfo
 from scheduler.framework.node_info import PodInfo
 from scheduler.framework.snapshot import Snapshot
+from scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from scheduler.podgroup import group_cycle
 from scheduler.queue import Nominator, SchedulingQueue, pod_update_event
 from scheduler.runtime import Framework, WaitingPod
@@ -94,6 +95,8 @@ class Scheduler:
         self.config = config
         self.features = dict(features)
         self.observer = observer
+        self.metrics = SchedulerMetrics()
+        self._attempt_started: dict[str, float] = {}  # pod uid -> when its attempt began (for /metrics)
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.nominator = Nominator()
@@ -279,8 +282,11 @@ class Scheduler:
         """What keeps the scheduler from working, for componentstatuses (empty: healthy)."""
         out = [f"informer {r} has not synced" for r, i in self.informers.items()
                if r in self._watched and not i.has_synced]
-        out += [f"{t.get_name()} ended" for t in self._tasks if t.done() and t.get_name() == "scheduling loop"]
-        return out
+        return out + self.stalled()
+
+    def stalled(self) -> list[str]:
+        """What makes the process dead rather than not ready yet (the /healthz and /livez answer)."""
+        return [f"{t.get_name()} ended" for t in self._tasks if t.done() and t.get_name() == "scheduling loop"]
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
@@ -324,8 +330,12 @@ class Scheduler:
             return
         if group_cycle.applies(fw, pod):
             # A PodGroup is one entity: its queued pods are placed together, or not at all.
-            await group_cycle.schedule_group(self, fw, self.queue.take_group(qpi))
+            members = self.queue.take_group(qpi)
+            self._attempts_begin(members)
+            self.metrics.pod_group_started()
+            await group_cycle.schedule_group(self, fw, members)
             return
+        self._attempts_begin([qpi])
         state = CycleState()
         outcome = await self.algorithm.scheduling_cycle(fw, state, qpi)
         if outcome.status is not None:
@@ -338,6 +348,8 @@ class Scheduler:
         status = await binding_cycle(self, fw, state, qpi, outcome)
         if done is not None and outcome.assumed_pod is not None:
             done(outcome.assumed_pod)
+        if status is None:
+            self._attempt_done(fw, qpi, SCHEDULED)
         if status is None and self.observer is not None:
             self.observer.attempt_done(qpi.pod, outcome.host)
 
@@ -350,6 +362,19 @@ class Scheduler:
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         return self._spawn(coro, name)
 
+    # -- metrics -------------------------------------------------------------------------------
+
+    def _attempts_begin(self, qpis: list[QueuedPodInfo]) -> None:
+        now = self.metrics.clock()
+        for qpi in qpis:
+            self._attempt_started[(qpi.pod.get("metadata") or {}).get("uid", "")] = now
+
+    def _attempt_done(self, fw: Framework, qpi: QueuedPodInfo, result: str) -> None:
+        """scheduler_schedule_attempts_total and the attempt latency (algorithm + binding)."""
+        started = self._attempt_started.pop((qpi.pod.get("metadata") or {}).get("uid", ""), None)
+        if started is not None:
+            self.metrics.pod_attempt(result, fw.profile_name, self.metrics.clock() - started)
+
     # -- failures ------------------------------------------------------------------------------
 
     def handle_failure(self, fw: Framework, qpi: QueuedPodInfo, outcome: Outcome) -> None:
@@ -360,6 +385,7 @@ class Scheduler:
         meta = pod.get("metadata") or {}
         uid = meta.get("uid", "")
         reason = "Unschedulable" if status.rejected else "SchedulerError"
+        self._attempt_done(fw, qpi, UNSCHEDULABLE if status.rejected else ERROR)
         qpi.unschedulable_plugins = set(outcome.unschedulable_plugins)
         qpi.pending_plugins = set(outcome.pending_plugins)
         if not status.rejected:

@@ -11,6 +11,7 @@ Called by `Scheduler.schedule_one` for a pod in a PodGroup while GangScheduling 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from scheduler.framework.interfaces import QueuedPodInfo
 from scheduler.framework.node_info import pod_key
 from scheduler.framework.pod_group import GANG, Placement, PodGroupAssignment, PodGroupInfo
 from scheduler.framework.status import Code, Status
+from scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE
 from scheduler.plugins import names
 from scheduler.plugins.gang_scheduling import MISSING_GROUP, WAITING_FOR_MIN_COUNT, group_key
 from scheduler.podgroup import ordering
@@ -46,6 +48,7 @@ class GroupHost(Protocol):
     nominator: Any
     client: Any
     queue: Any
+    metrics: Any  # scheduler.metrics.SchedulerMetrics
 
     def handle_failure(self, fw: Framework, qpi: QueuedPodInfo, outcome: Outcome) -> None: ...
 
@@ -113,7 +116,9 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
             rejectors.update(result.plugins)
         return outcome
 
+    began = time.perf_counter()
     choice = placements.choose(fw, CycleState(), group, list(host.snapshot.node_infos), recording)
+    host.metrics.pod_group_algorithm(time.perf_counter() - began)
     if choice.status is not None or choice.attempt is None:
         status = choice.status or Status.as_error("the placement loop chose nothing")
         if not rejectors:
@@ -143,6 +148,7 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
     for qpi in left:  # not tried at all (cannot happen for a feasible group; kept honest anyway)
         host.handle_failure(fw, qpi, Outcome(Status.unschedulable(simulation.GROUP_UNSCHEDULABLE),
                                              unschedulable_plugins={gang.name}))
+    host.metrics.pod_group_attempt(SCHEDULED if committed else UNSCHEDULABLE, fw.profile_name)
     if not committed:
         return
     message = f"{len(committed)} pod(s) of pod group {name} passed Permit"
@@ -219,6 +225,7 @@ def _reject(host: GroupHost, fw: Framework, qpis: list[QueuedPodInfo], pod_group
             rejectors: set[str], nominations: PodGroupAssignment | None = None) -> None:
     """The whole group back to the queue: each pod with the group's status, nominations cleared, or,
     while it waits for preemption, set where the victims make room (None: kept as they are)."""
+    host.metrics.pod_group_attempt(UNSCHEDULABLE if status.rejected else ERROR, fw.profile_name)
     plugins = set(rejectors)
     if status.rejected:
         plugins.add(names.GANG_SCHEDULING)

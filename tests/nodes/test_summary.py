@@ -24,3 +24,10 @@ def test_the_summary_names_endpoint_kubeconfig_pools_gpus_and_differing_gates() 
 def test_no_nodes_says_pods_stay_pending() -> None:
     text = summary.render(url="u", kubeconfig="k", shapes=[], gates=FeatureGates(), seconds=0.1)
     assert "none (pods stay Pending)" in text
+
+
+def test_the_schedulers_metrics_endpoint_is_listed_when_it_has_one() -> None:
+    text = summary.render(url="u", kubeconfig="k", shapes=[], gates=FeatureGates(), seconds=0.1,
+                          scheduler_url="http://127.0.0.1:41234")
+    assert "  scheduler   http://127.0.0.1:41234/metrics, http://127.0.0.1:41234/healthz" in text.splitlines()
+    assert "scheduler   " not in summary.render(url="u", kubeconfig="k", shapes=[], gates=FeatureGates(), seconds=0.1)

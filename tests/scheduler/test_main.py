@@ -8,11 +8,13 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cluster.supervisor import free_port
 from scheduler import features
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,8 +59,10 @@ def test_alpha_and_beta_gates_are_on_and_can_be_turned_off() -> None:
 
 
 def test_it_schedules_until_sigterm_and_then_exits_cleanly(haru: Any) -> None:
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "scheduler", "--kubeconfig", haru.kubeconfig,
-                                "--scheduler-name", "second-scheduler"], cwd=ROOT, stdout=subprocess.PIPE,
+                                "--scheduler-name", "second-scheduler", "--secure-port", str(port)],
+                               cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         overrides = {"spec": {"schedulerName": "second-scheduler"}}
@@ -72,6 +76,12 @@ def test_it_schedules_until_sigterm_and_then_exits_cleanly(haru: Any) -> None:
         events = json.loads(haru.kubectl("get", "events.events.k8s.io", "-o", "json").stdout)["items"]
         ours = [e for e in events if e["regarding"]["name"] == "second" and e["reason"] == "Scheduled"]
         assert ours and ours[0]["reportingController"] == "second-scheduler"
+        # Its own endpoint (plain HTTP): healthy, and the bound pod counted under its profile.
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as resp:
+            assert resp.status == 200 and resp.read() == b"ok"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        assert 'scheduler_schedule_attempts_total{profile="second-scheduler",result="scheduled"} 1\n' in text
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)

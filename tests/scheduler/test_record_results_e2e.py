@@ -69,6 +69,7 @@ async def test_a_scheduled_pod_carries_every_plugin_answer(tmp_path: Path) -> No
     log = open(tmp_path / "scheduler.log", "wb")
     scheduler = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "scheduler", "--kubeconfig", str(kubeconfig), "--record-results",
+        "--secure-port", "0",  # a free port: tests side by side must not fight over 10259
         cwd=str(REPO), env=child_env(), stdout=log, stderr=log)
     try:
         await kubectl(kubeconfig, "create", "-f", "-", stdin=NODES)

@@ -211,7 +211,7 @@ class SchedulingQueue:
                     del self._where[uid]
                     self._enqueue_gated_or_active(qpi)
                 return
-            decision = self._hint_for(qpi, event, old, new, matching=matching)
+            decision = self._hint_for(qpi, event, old, new)
             if decision != "skip":
                 self._requeue(qpi, decision)
 

@@ -20,10 +20,14 @@ class AllocatedState:
     """`devices`: exclusively allocated device IDs; `capacity`: per shared device, the consumed
     amount per fully-qualified capacity name; `shares`: how many shares each shared device has."""
 
-    __slots__ = ("devices", "capacity", "shares")
+    __slots__ = ("devices", "capacity", "shares", "_holders")
 
     def __init__(self) -> None:
         self.devices: set[DeviceID] = set()
+        # How many counted claims hold each exclusive device. Two can at once: the in-flight copy
+        # of an extended-resource claim (keyed by its template's uid) and the real claim PreBind
+        # created, until the in-flight one is dropped; that drop must not free the device.
+        self._holders: dict[DeviceID, int] = {}
         self.capacity: dict[DeviceID, dict[str, Decimal]] = {}
         self.shares: dict[DeviceID, int] = {}
 
@@ -48,6 +52,7 @@ class AllocatedState:
                 self.shares[device_id] = self.shares.get(device_id, 0) + 1
             else:
                 self.devices.add(device_id)
+                self._holders[device_id] = self._holders.get(device_id, 0) + 1
 
     def remove(self, claim: dict[str, Any]) -> None:
         """Take one claim's allocation out again (an assumed claim that was unreserved)."""
@@ -67,7 +72,12 @@ class AllocatedState:
                     del self.shares[device_id]
                     del self.capacity[device_id]
             else:
-                self.devices.discard(device_id)
+                left = self._holders.get(device_id, 0) - 1
+                if left > 0:
+                    self._holders[device_id] = left
+                else:
+                    self._holders.pop(device_id, None)
+                    self.devices.discard(device_id)
 
     def in_use(self, device_id: DeviceID) -> bool:
         """Allocated at all, exclusively or as a share (such a device consumes its counters)."""

@@ -223,3 +223,20 @@ async def test_activate_moves_a_waiting_pod_to_active_at_once_but_leaves_a_gated
     q.add(gated)
     q.activate([qpi.pod, gated])
     assert q.where(qpi.pod) == "active" and q.where(gated) == "gated"
+
+
+async def test_an_update_of_an_unschedulable_pod_itself_requeues_it_when_its_plugin_cares() -> None:
+    """The pod's own update (a label here; the generated claim name for DynamicResources) goes
+    through the rejecting plugins' hints, as upstream's PodUpdate for unschedulable pods."""
+    clock = Clock()
+    profile = Profile()
+    profile.events["Labels"] = [ClusterEventWithHint(ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL))]
+    q = SchedulingQueue(PrioritySort().less, lambda p: profile, clock=clock)
+    q.add(pod("p"))
+    qpi = await pop(q)
+    await fail(q, qpi, "Labels")
+    clock.now += 5
+    old = qpi.pod
+    new = {**old, "metadata": {**old["metadata"], "labels": {"ready": "yes"}}}
+    q.update(old, new)
+    assert q.where(new) == "active"

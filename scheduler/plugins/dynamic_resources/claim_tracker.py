@@ -48,6 +48,7 @@ class ClaimTracker:
         self._primed = False  # the first call counts everything
         self._touched: set[str] = set()  # store keys changed since the last count
         store.subscribe(self._touched.add)
+        store.subscribe(self._informer_changed)
         self._flight_changed: set[str] = set()  # uids whose in-flight copy came or went
         self._assumed_counted: set[str] = set()  # keys assumed at the last count
         self._uid_of: dict[str, str] = {}  # store (or assumed) key -> the uid counted for it
@@ -68,6 +69,17 @@ class ClaimTracker:
             del self._assumed[key]
             return None
         return assumed
+
+    def _informer_changed(self, key: str) -> None:
+        """Drop our copy of `key` once the informer has passed it: it delivered that version or a
+        newer one, or deleted the claim. Waiting for the next `get` is not enough, since a claim
+        the informer updates and then deletes in between would otherwise stay allocated here."""
+        entry = self._assumed.get(key)
+        if entry is None:
+            return
+        stored = self._store.get(key)
+        if stored is None or _rv(stored) >= _rv(entry[0]):
+            del self._assumed[key]
 
     def list(self) -> list[Obj]:
         """Every claim, with our own writes where the informer lags."""

@@ -62,6 +62,26 @@ def test_an_assumed_write_stands_until_the_informer_delivers_it_or_something_new
     assert tracker.list() == [newer]
 
 
+def test_dropping_the_in_flight_extended_claim_keeps_the_devices_the_created_claim_holds() -> None:
+    """Issue 11: the special claim is in flight under its template's uid while PreBind creates the
+    real claim (another uid) with the same allocation. A cycle that counts both, then the in-flight
+    copy going away, must leave the devices taken: else the next pod gets them a second time."""
+    store = cache.Store()
+    tracker = ClaimTracker(store)
+    template = allocated("<extended-resources>", "gpu-0")
+    template["metadata"]["uid"] = "template-uid"
+    tracker.signal_pending("template-uid", template)
+    assert held(tracker) == {"gpu-0"}
+
+    created = allocated("pod-extended-resources-x7k2p", "gpu-0", rv="8")
+    store.add(created)  # the informer delivers the written claim while the write is in progress
+    assert held(tracker) == {"gpu-0"}
+    tracker.remove_pending("template-uid")
+    assert held(tracker) == {"gpu-0"}
+    store.delete(created)
+    assert held(tracker) == set()
+
+
 def _full_count(store: cache.Store, incremental: ClaimTracker) -> tuple[set[Any], dict[Any, Any], dict[Any, int]]:
     """What a tracker that counts everything anew says, given the same in-flight and assumed claims."""
     fresh = ClaimTracker(store)
@@ -105,3 +125,25 @@ def test_the_incremental_count_matches_a_full_count_through_random_changes() -> 
             store.replace([allocated(n, f"{n}-gpu-{rng.randrange(3)}", rv=str(rv)) for n in rng.sample(names, 4)])
         state = tracker.allocated_state()
         assert (set(state.devices), dict(state.capacity), dict(state.shares)) == _full_count(store, tracker), step
+
+
+def test_an_assumed_claim_the_informer_updates_and_deletes_unseen_is_forgotten() -> None:
+    """Issue 11: PreBind's write is assumed; the informer delivers it, the claim controller
+    deallocates and deletes it, all before the next cycle looks. Its devices must be free then,
+    not held for the 30 s an undelivered write is kept."""
+    store = cache.Store()
+    store.replace([claim("a")])
+    tracker = ClaimTracker(store)
+    assert held(tracker) == set()
+    written = allocated("a", "gpu-0", rv="9")
+    tracker.assume(written)
+    store.update(copy.deepcopy(written))
+    store.update(claim("a"))  # deallocated (rv 5 here; any order the informer delivers)
+    store.delete(claim("a"))
+    assert tracker.get("default", "a") is None
+    assert held(tracker) == set()
+
+    late = allocated("b", "gpu-1", rv="12")  # the informer has not delivered this write yet
+    tracker.assume(late)
+    store.update(claim("other"))
+    assert held(tracker) == {"gpu-1"}

@@ -276,17 +276,11 @@ class Algorithm:
                            unschedulable_plugins=set(diagnosis.unschedulable_plugins),
                            pending_plugins=set(diagnosis.pending_plugins))
         host = result.suggested_host
-        assumed = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": host}}
-        try:
-            self.cache.assume_pod(assumed)
-        except ValueError as exc:
-            return Outcome(Status.as_error(exc))
-        if self.nominator is not None:
-            self.nominator.delete(assumed)
-        status = fw.run_reserve_plugins_reserve(state, assumed, host)
+        assumed, status = self.assume_and_reserve(fw, state, pod, host)
+        if assumed is None:
+            assert status is not None
+            return Outcome(status)
         if status is not None:
-            fw.run_reserve_plugins_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
             return self._rejected_on_host(status, host, assumed)
         status = fw.run_permit_plugins(state, assumed, host)
         if status is not None and status.code is not Code.WAIT:
@@ -295,6 +289,26 @@ class Algorithm:
             return self._rejected_on_host(status, host, assumed)
         return Outcome(None, host=host, assumed_pod=assumed, evaluated_nodes=result.evaluated_nodes,
                        feasible_nodes=result.feasible_nodes)
+
+    def assume_and_reserve(self, fw: Framework, state: CycleState, pod: Obj,
+                           host: str) -> tuple[Obj | None, Status | None]:
+        """Assume `pod` on `host` in the cache and run Reserve (undone again if a plugin refuses).
+
+        (assumed, None): held; (assumed, status): Reserve refused and the pod is forgotten again;
+        (None, error): the cache would not take it. The pod cycle and the PodGroup cycle share it.
+        """
+        assumed = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": host}}
+        try:
+            self.cache.assume_pod(assumed)
+        except ValueError as exc:
+            return None, Status.as_error(exc)
+        if self.nominator is not None:
+            self.nominator.delete(assumed)
+        status = fw.run_reserve_plugins_reserve(state, assumed, host)
+        if status is not None:
+            fw.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+        return assumed, status
 
     @staticmethod
     def _rejected_on_host(status: Status, host: str, assumed: Obj) -> Outcome:

@@ -193,17 +193,8 @@ def _assume_and_reserve(host: GroupHost, fw: Framework, state: CycleState, pod: 
         return None, Status.as_error(f"pod no longer fits node {node} it was placed on: {fit}")
     except SchedulingError as failed:
         return None, failed.status
-    assumed = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}
-    try:
-        host.cache.assume_pod(assumed)
-    except ValueError as exc:
-        return None, Status.as_error(exc)
-    if host.nominator is not None:
-        host.nominator.delete(assumed)
-    status = fw.run_reserve_plugins_reserve(state, assumed, node)
+    assumed, status = host.algorithm.assume_and_reserve(fw, state, pod, node)
     if status is not None:
-        fw.run_reserve_plugins_unreserve(state, assumed, node)
-        host.cache.forget_pod(assumed)
         return None, status
     return assumed, None
 

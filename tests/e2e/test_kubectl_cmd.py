@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 
 import pytest
 
 from tests import realclients
 from tests.apiserver.kinds.csr_requests import request_field
 from tests.conftest import Cluster
+from tests.e2e.polling import until
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +27,6 @@ def _csr(name: str) -> str:
                        "spec": {"request": request_field(name), "signerName": "kubernetes.io/kube-apiserver-client",
                                 "usages": ["client auth"], "username": "someone-else"}})
 
-
-def _until(check, what: str):
-    for _ in range(300):  # bounds a broken run; each round is a kubectl call
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"never happened: {what}")
 
 
 def test_certificate_approve_and_deny(haru: Cluster) -> None:
@@ -113,9 +105,9 @@ def test_system_namespaces_survive_delete_all(haru: Cluster) -> None:
         ns = json.loads(got.stdout)
         return ns["metadata"]["uid"] != lease_uid and ns["status"]["phase"] == "Active"
 
-    _until(lease_is_back, "kube-node-lease was recreated")
+    until(lease_is_back, "kube-node-lease was recreated", rounds=300)
     names = haru.kubectl("get", "ns", "-o", "name").stdout.split()
     assert {"namespace/default", "namespace/kube-system", "namespace/kube-public"} <= set(names)
     haru.kubectl("-n", "default", "delete", "service", "kubernetes")
-    _until(lambda: haru.kubectl("-n", "default", "get", "service", "kubernetes", check=False).returncode == 0,
-           "default/kubernetes was recreated")
+    until(lambda: haru.kubectl("-n", "default", "get", "service", "kubernetes", check=False).returncode == 0,
+          "default/kubernetes was recreated", rounds=300)

@@ -9,24 +9,16 @@ cannot.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from kubernetes import client as pyclient, config as pyconfig
 from kubernetes.client.rest import ApiException
 
 from tests.conftest import Cluster
+from tests.e2e.polling import until
 
 pytestmark = pytest.mark.slow
 
-
-def _until(check, what: str):
-    for _ in range(100):  # bounds a broken run; each round is a kubectl call
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"never happened: {what}")
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +32,8 @@ def viewer(haru: Cluster) -> str:
     haru.kubectl("create", "configmap", "settings", "--from-literal=k=v", "-n", "tenant-a")
     haru.kubectl("create", "configmap", "secret-ish", "--from-literal=k=v", "-n", "tenant-b")
     # view is filled by the aggregation controller from system:aggregate-to-view.
-    _until(lambda: "configmaps" in haru.kubectl("get", "clusterrole", "view", "-o",
-                                                  "jsonpath={.rules[*].resources}").stdout, "view aggregated")
+    until(lambda: "configmaps" in haru.kubectl("get", "clusterrole", "view", "-o",
+                                                 "jsonpath={.rules[*].resources}").stdout, "view aggregated")
     return haru.kubectl("create", "token", "reader", "-n", "tenant-a").stdout.strip()
 
 

@@ -9,23 +9,15 @@ default` works there; a missing account is refused with upstream's message.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
 from client import kubeconfig
 from tests.conftest import Cluster
+from tests.e2e.polling import until
 
 pytestmark = pytest.mark.slow
 
-
-def _until(check, what: str):
-    for _ in range(100):  # bounds a broken run; each round is a kubectl call
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"never happened: {what}")
 
 
 def test_a_pod_in_a_new_namespace_gets_its_account_and_token_volume(haru: Cluster) -> None:
@@ -44,15 +36,15 @@ def test_the_root_ca_map_holds_the_kubeconfigs_ca(haru: Cluster) -> None:
     haru.kubectl("create", "namespace", "trusting")
     ca = kubeconfig.load(haru.kubeconfig).ca_pem
     assert ca
-    published = _until(lambda: haru.kubectl("get", "configmap", "kube-root-ca.crt", "-n", "trusting",
-                                            "-o", "jsonpath={.data.ca\\.crt}", check=False).stdout, "kube-root-ca.crt")
+    published = until(lambda: haru.kubectl("get", "configmap", "kube-root-ca.crt", "-n", "trusting",
+                                           "-o", "jsonpath={.data.ca\\.crt}", check=False).stdout, "kube-root-ca.crt")
     assert published == ca.decode()
 
 
 def test_create_token_default_works_in_a_new_namespace(haru: Cluster) -> None:
     haru.kubectl("create", "namespace", "tokened")
-    token = _until(lambda: haru.kubectl("create", "token", "default", "-n", "tokened", check=False).stdout.strip(),
-                   "a token for tokened/default")
+    token = until(lambda: haru.kubectl("create", "token", "default", "-n", "tokened", check=False).stdout.strip(),
+                  "a token for tokened/default")
     assert token.count(".") == 2
 
 

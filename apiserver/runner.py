@@ -52,13 +52,15 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
                 ssl_context: ssl.SSLContext | None = None, admin_token: str | None = None,
                 feature_gates: str = "", admission_manifests: str | None = None,
                 admission_plugins: frozenset[str] = frozenset(), authorization_mode: str | None = None,
-                authentication: authn_options.Options | None = None) -> Running:
+                authentication: authn_options.Options | None = None,
+                store_reserve_bytes: int | None = None) -> Running:
     """`authentication`: the authn flags; by default the admin token alone, and the service-account
-    signing key kept in `<data_dir>/pki/sa.key` (made on first use) so tokens outlive a restart."""
+    signing key kept in `<data_dir>/pki/sa.key` (made on first use) so tokens outlive a restart.
+    `store_reserve_bytes`: the store's up-front disk reserve (`Store.open`; None: its default)."""
     os.makedirs(data_dir, exist_ok=True)
     gates = FeatureGates.parse(feature_gates)
     modes = authz_chain.parse_modes(authorization_mode or authz_chain.default_mode(authenticated=admin_token is not None))
-    store = await Store.open(os.path.join(data_dir, "store"))
+    store = await Store.open(os.path.join(data_dir, "store"), reserve_bytes=store_reserve_bytes)
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
     if authentication is None:
         authentication = authn_options.Options(admin_token=admin_token,

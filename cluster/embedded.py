@@ -118,8 +118,11 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     token = runner.new_token()
     pki = certs.ensure(data_dir)
     # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
+    # No up-front disk reserve: it speeds up the durable commits of a long-lived store, but its 64
+    # one-page transactions cost ~1 s of fdatasync here, more than a test cluster's whole life saves.
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
-                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL))
+                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL),
+                                 store_reserve_bytes=0)
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")

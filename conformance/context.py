@@ -3,7 +3,8 @@
 `Api` is a `client.rest.RestClient` that keeps the last exchanges (request and response or error)
 so a failure report can show the call that broke, plus a few conveniences checks use everywhere:
 resources looked up by apiVersion and kind (through discovery, once per run), objects created in
-the check's namespace by default, and cluster-scoped objects deleted again when the check ends.
+the check's namespace by default, and cluster-scoped objects labelled `LABEL` and deleted again
+when the check ends.
 The runner builds one `Context` per check and closes it; checks never build their own.
 """
 
@@ -24,6 +25,9 @@ from client.rest import JSON, Query, RestClient
 
 T = TypeVar("T")
 Obj = dict[str, Any]
+# On every namespace the runner makes and every cluster-scoped object `Context.create` makes, so
+# `runner.sweep` finds what an interrupted run left.
+LABEL = "conformance.haru.dev/check"
 KEEP_EXCHANGES = 20  # the last calls a failure report shows
 _BODY_LIMIT = 4000  # characters of a body kept per exchange
 _names = itertools.count(1)
@@ -129,6 +133,8 @@ class Context:
         if resource.namespaced:
             ns = namespace or (obj.get("metadata") or {}).get("namespace") or self.namespace
             return await self.api.create(resource, obj, ns)
+        metadata = obj.get("metadata") or {}
+        obj = {**obj, "metadata": {**metadata, "labels": {**(metadata.get("labels") or {}), LABEL: "true"}}}
         created = await self.api.create(resource, obj)
         self.defer(lambda: self._delete_quietly(resource, created["metadata"]["name"]))
         return created

@@ -124,8 +124,9 @@ def _print_failures(results: list[runner.Result]) -> None:
         if result.outcome != runner.FAILED:
             continue
         print(f"\nFAILED {result.check.name}\n  {result.message}")
-        for exchange in result.exchanges[-3:]:
-            print("  " + exchange.replace("\n", "\n  "))
+        for exchange in result.exchanges[-3:]:  # the whole exchanges are in the JUnit XML and e2e.log
+            short = "\n".join(line if len(line) <= 600 else line[:600] + "…" for line in exchange.splitlines())
+            print("  " + short.replace("\n", "\n  "))
     print()
 
 

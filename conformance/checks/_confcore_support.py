@@ -7,7 +7,9 @@ keeps running and `sh -c "exit N"` exits N (nodes/runtime/behaviours.yaml).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+from client import errors
 
 from conformance.context import Context, Obj
 
@@ -96,9 +98,11 @@ async def check_status_subresource(ctx: Context, kind: str, name: str, *, api_ve
     assert current["metadata"]["name"] == name and current["kind"] == kind, f"GET status returned {current.get('kind')}"
     condition = {"type": "StatusUpdate", "status": "True", "reason": "E2E", "message": "Set from e2e test",
                  "lastTransitionTime": "2026-01-01T00:00:00Z"}
-    status = dict(current.get("status") or {})
-    status["conditions"] = [*(status.get("conditions") or []), condition]
-    updated = await ctx.update({**current, "status": status}, subresource="status")
+
+    def add_condition(obj: Obj) -> None:
+        status = obj.setdefault("status", {})
+        status["conditions"] = [*(status.get("conditions") or []), condition]
+    updated = await update_retrying(ctx, api_version, kind, name, add_condition, subresource="status")
     assert any(c["type"] == "StatusUpdate" for c in updated["status"].get("conditions") or []), \
         "the condition written with PUT /status is missing from the answer"
     patched = await ctx.patch(api_version, kind, name, {"metadata": {"annotations": {"patchedstatus": "true"}},
@@ -110,3 +114,19 @@ async def check_status_subresource(ctx: Context, kind: str, name: str, *, api_ve
     read = await ctx.get(api_version, kind, name, subresource="status")
     assert any(c["type"] == "StatusPatched" for c in read["status"].get("conditions") or []), \
         "a later read of /status does not show the patched condition"
+
+
+async def update_retrying(ctx: Context, api_version: str, kind: str, name: str, mutate: Callable[[Obj], None], *,
+                          subresource: str | None = None, attempts: int = 5) -> Obj:
+    """GET, `mutate`, PUT; again on 409 Conflict, as upstream's e2e `Update…WithRetries` helpers do
+    (a controller's status write between our read and write is normal)."""
+    resource = ctx.api.resource(api_version, kind)
+    for attempt in range(attempts):
+        current = await ctx.api.get(resource, name, ctx.namespace if resource.namespaced else None, subresource)
+        mutate(current)
+        try:
+            return await ctx.api.update(resource, current, ctx.namespace if resource.namespaced else None, subresource)
+        except errors.APIError as err:
+            if err.code != 409 or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")

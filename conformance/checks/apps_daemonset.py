@@ -5,7 +5,7 @@ does (node selection) is serial here, the others only read the nodes."""
 from __future__ import annotations
 
 from conformance.checks._confcore_support import (APPS, HTTPD, HTTPD_NEW, check_status_subresource, owner_uids,
-                                                  pods, selector, workload)
+                                                  pods, selector, update_retrying, workload)
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 
@@ -92,8 +92,8 @@ async def daemonset_retry_failed(ctx: Context) -> None:
     await ctx.create(_daemon_set(name, labels))
     placed = await on_every_node(ctx, labels, nodes)
     victim = placed[0]
-    victim["status"]["phase"] = "Failed"
-    await ctx.update(victim, subresource="status")
+    await update_retrying(ctx, "v1", "Pod", victim["metadata"]["name"], lambda p: p["status"].update(phase="Failed"),
+                          subresource="status")
 
     async def replaced() -> bool:
         names = {p["metadata"]["name"] for p in await pods(ctx, labels)
@@ -186,8 +186,8 @@ async def controller_revision_lifecycle(ctx: Context) -> None:
     await revisions(2)
     await ctx.delete(APPS, "ControllerRevision", first["metadata"]["name"])
     [left] = await revisions(1)
-    left["metadata"]["labels"]["e2e"] = "updated"
-    updated = await ctx.update(left)
+    updated = await update_retrying(ctx, APPS, "ControllerRevision", left["metadata"]["name"],
+                                    lambda r: r["metadata"]["labels"].update(e2e="updated"))
     assert updated["metadata"]["labels"]["e2e"] == "updated", "the label update did not land"
     # A template change makes the controller write a new revision.
     await ctx.patch(APPS, "DaemonSet", name, {"spec": {"template": {"spec": {"containers": [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.checks._confcore_support import (APPS, HTTPD_NEW, check_status_subresource, owner_uids, pods,
-                                                  rollout_complete, running_pods, workload)
+                                                  rollout_complete, running_pods, update_retrying, workload)
 from conformance.context import Context
 from conformance.registry import conformance
 
@@ -21,8 +21,8 @@ async def deployment_scale(ctx: Context) -> None:
     await rollout_complete(ctx, name, 1)
     scale = await ctx.get(APPS, "Deployment", name, subresource="scale")
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1, f"scale reads {scale.get('spec')}"
-    scale["spec"]["replicas"] = 2
-    updated = await ctx.api.update(ctx.api.resource(APPS, "Deployment"), scale, ctx.namespace, "scale")
+    updated = await update_retrying(ctx, APPS, "Deployment", name, lambda s: s["spec"].update(replicas=2),
+                                    subresource="scale")
     assert updated["spec"]["replicas"] == 2, f"PUT scale answered {updated['spec']}"
     deployment = await ctx.get(APPS, "Deployment", name)
     assert deployment["spec"]["replicas"] == 2, "the Deployment's spec.replicas did not follow the scale update"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from client import errors
 from conformance.checks._confcore_support import (APPS, HTTPD, check_status_subresource, owner_uids, pods,
-                                                  running_pods, status_reaches, template, workload)
+                                                  running_pods, status_reaches, template, update_retrying, workload)
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 
@@ -46,9 +46,7 @@ async def replicaset_replace_and_patch(ctx: Context) -> None:
     name, labels = ctx.name("test-rs"), {"name": "sample-pod"}
     await ctx.create(workload("ReplicaSet", name, labels, 1))
     await running_pods(ctx, labels, 1)
-    current = await ctx.get(APPS, "ReplicaSet", name)
-    current["spec"]["replicas"] = 2
-    await ctx.update(current)
+    await update_retrying(ctx, APPS, "ReplicaSet", name, lambda rs: rs["spec"].update(replicas=2))
     await running_pods(ctx, labels, 2)
     await status_reaches(ctx, "ReplicaSet", name, {"replicas": 2, "readyReplicas": 2})
     patched = await ctx.patch(APPS, "ReplicaSet", name, {"spec": {"replicas": 3, "template": {"spec": {
@@ -67,8 +65,8 @@ async def replicaset_scale(ctx: Context) -> None:
     scale = await ctx.get(APPS, "ReplicaSet", name, subresource="scale")
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1, f"scale reads {scale.get('spec')}"
     assert scale["status"].get("selector") == "name=sample-pod", f"scale status {scale['status']}"
-    scale["spec"]["replicas"] = 2
-    updated = await ctx.api.update(ctx.api.resource(APPS, "ReplicaSet"), scale, ctx.namespace, "scale")
+    updated = await update_retrying(ctx, APPS, "ReplicaSet", name, lambda s: s["spec"].update(replicas=2),
+                                    subresource="scale")
     assert updated["spec"]["replicas"] == 2
     assert (await ctx.get(APPS, "ReplicaSet", name))["spec"]["replicas"] == 2, "spec.replicas did not follow"
     await ctx.patch(APPS, "ReplicaSet", name, {"spec": {"replicas": 4}}, subresource="scale")
@@ -139,8 +137,8 @@ async def rc_scale(ctx: Context) -> None:
     await status_reaches(ctx, "ReplicationController", name, {"replicas": 1, "readyReplicas": 1}, api_version="v1")
     scale = await ctx.get("v1", "ReplicationController", name, subresource="scale")
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1, f"scale reads {scale.get('spec')}"
-    scale["spec"]["replicas"] = 2
-    await ctx.api.update(ctx.api.resource("v1", "ReplicationController"), scale, ctx.namespace, "scale")
+    await update_retrying(ctx, "v1", "ReplicationController", name, lambda s: s["spec"].update(replicas=2),
+                          subresource="scale")
     await status_reaches(ctx, "ReplicationController", name, {"replicas": 2, "readyReplicas": 2}, api_version="v1")
     assert (await ctx.get("v1", "ReplicationController", name))["spec"]["replicas"] == 2
 

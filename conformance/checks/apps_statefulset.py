@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conformance.checks._confcore_support import (APPS, HTTPD, HTTPD_NEW, check_status_subresource, pods,
-                                                  running_pods, status_reaches, workload)
+                                                  running_pods, status_reaches, update_retrying, workload)
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 
@@ -37,8 +37,8 @@ async def statefulset_scale(ctx: Context) -> None:
     await _ready(ctx, name, 1)
     scale = await ctx.get(APPS, "StatefulSet", name, subresource="scale")
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1, f"scale reads {scale.get('spec')}"
-    scale["spec"]["replicas"] = 2
-    updated = await ctx.api.update(ctx.api.resource(APPS, "StatefulSet"), scale, ctx.namespace, "scale")
+    updated = await update_retrying(ctx, APPS, "StatefulSet", name, lambda s: s["spec"].update(replicas=2),
+                                    subresource="scale")
     assert updated["spec"]["replicas"] == 2
     assert (await ctx.get(APPS, "StatefulSet", name))["spec"]["replicas"] == 2, "spec.replicas did not follow"
     await ctx.patch(APPS, "StatefulSet", name, {"spec": {"replicas": 4}}, subresource="scale")

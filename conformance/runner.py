@@ -1,7 +1,8 @@
 """Runs checks against one cluster, N at once, and returns their `Result`s in the registry's order.
 
 For each check: skip it if a gate it needs is off (`gates.ClusterGates`); otherwise create a
-namespace for it, run it under its timeout, then run its cleanups and delete the namespace,
+namespace for it, wait for its default ServiceAccount (as upstream's e2e framework does), run it
+under its timeout, then run its cleanups and delete the namespace,
 whatever happened. Checks marked `serial` run alone, one after another, once the parallel ones
 are done (they change cluster-wide state others could see). A failure keeps the last exchanges with
 the API server so the report can show what broke. Called by `cli`, the CI test and the bench.
@@ -33,6 +34,7 @@ from conformance.registry import Check
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 USER_AGENT = "haru-conformance/1.36"
+ACCOUNT_WAIT = 30.0  # seconds a new namespace may take to get its default ServiceAccount
 
 
 @dataclass
@@ -61,7 +63,8 @@ class _Quiet:
         pass
 
 
-async def run_check(check: Check, config: Config, discovered: Discovered, gates: gates_.ClusterGates) -> Result:
+async def run_check(check: Check, config: Config, discovered: Discovered, gates: gates_.ClusterGates, *,
+                    account_wait: float = ACCOUNT_WAIT) -> Result:
     off = gates.off(check.gates)
     if off:
         return Result(check, SKIPPED, 0.0, f"feature gate {', '.join(off)} is off on this cluster")
@@ -72,6 +75,8 @@ async def run_check(check: Check, config: Config, discovered: Discovered, gates:
         await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                       "metadata": {"name": namespace, "labels": {LABEL: "true"}}})
         ctx = Context(api, namespace, gates.values)
+        if account_wait:
+            await _default_account(ctx, account_wait)
         await asyncio.wait_for(check.run(ctx), check.timeout)
         return Result(check, PASSED, time.monotonic() - started)
     except Skip as skip:
@@ -83,6 +88,15 @@ async def run_check(check: Check, config: Config, discovered: Discovered, gates:
     finally:
         # Also on cancellation: the namespace may exist even if its create had not answered yet.
         await _clean_up(api, namespace)
+
+
+async def _default_account(ctx: Context, timeout: float) -> None:
+    # As upstream's e2e framework does after making a test's namespace: until the ServiceAccount
+    # controller made `default`, the ServiceAccount admission plugin refuses the namespace's pods.
+    async def exists() -> bool:
+        await ctx.get("v1", "ServiceAccount", "default")
+        return True
+    await ctx.eventually(exists, timeout=timeout, what="the namespace's default ServiceAccount")
 
 
 def _namespace_name(check: Check) -> str:
@@ -120,10 +134,12 @@ async def cluster_gates(config: Config) -> gates_.ClusterGates:
 
 
 async def run(checks: list[Check], config: Config, *, parallel: int = 1, gates: gates_.ClusterGates | None = None,
-              listener: Listener | None = None) -> list[Result]:
+              listener: Listener | None = None, account_wait: float = ACCOUNT_WAIT) -> list[Result]:
     """Run `checks`: the parallel ones `parallel` at a time, then the serial ones alone.
 
     `gates` given: used as is (tests force a gate map); else read from the cluster's /metrics.
+    `account_wait` 0: do not wait for each namespace's default ServiceAccount (a bare API server
+    without controllers never makes one).
     """
     listener = listener or _Quiet()
     async with RestClient(config, user_agent=USER_AGENT) as client:
@@ -136,7 +152,7 @@ async def run(checks: list[Check], config: Config, *, parallel: int = 1, gates: 
     async def one(index: int, check: Check) -> None:
         async with limit:
             listener.started(check)
-            result = await run_check(check, config, discovered, gates)
+            result = await run_check(check, config, discovered, gates, account_wait=account_wait)
             results[index] = result
             listener.finished(result)
 

@@ -60,7 +60,7 @@ async def test_checks_run_n_at_once_and_serial_ones_alone_afterwards(config: Con
 
     checks = [check(f"p{i}", tracked(f"p{i}")) for i in range(5)] + [check("s", tracked("s"), serial=True)]
     checks.insert(0, checks.pop())  # the serial check first in the list: it still runs last
-    results = await runner.run(checks, config, parallel=3, gates=gates.ClusterGates())
+    results = await runner.run(checks, config, parallel=3, gates=gates.ClusterGates(), account_wait=0)
     assert [r.check.name for r in results] == ["s", "p0", "p1", "p2", "p3", "p4"]
     assert all(r.outcome == runner.PASSED for r in results)
     assert max(len(others) for _, others in seen) == 3
@@ -69,7 +69,7 @@ async def test_checks_run_n_at_once_and_serial_ones_alone_afterwards(config: Con
 
 
 async def test_a_failure_keeps_the_exchanges_and_the_namespace_is_deleted(config: Config) -> None:
-    [failed] = await runner.run([check("f", _fails)], config, gates=gates.ClusterGates())
+    [failed] = await runner.run([check("f", _fails)], config, gates=gates.ClusterGates(), account_wait=0)
     assert failed.outcome == runner.FAILED
     assert failed.message.startswith("APIError: 404 NotFound")
     assert any("GET /api/v1/namespaces/conformance-test-" in e and "→ 404" in e for e in failed.exchanges)
@@ -80,7 +80,7 @@ async def test_a_check_past_its_timeout_fails_with_the_timeout_in_the_message(co
     async def slow(ctx: Context) -> None:
         await asyncio.sleep(5)
 
-    [result] = await runner.run([check("slow", slow, timeout=0.1)], config, gates=gates.ClusterGates())
+    [result] = await runner.run([check("slow", slow, timeout=0.1)], config, gates=gates.ClusterGates(), account_wait=0)
     assert (result.outcome, result.message) == (runner.FAILED, "the check took longer than 0.1s")
 
 
@@ -88,7 +88,7 @@ async def test_a_gate_reported_off_skips_its_checks_and_an_unreported_one_is_ass
     cluster = gates.ClusterGates({"Off": False, "On": True}, "read from /metrics")
     results = await runner.run([check("off", _passes, kind=FEATURE, kep="KEP-1", gates=("On", "Off")),
                                 check("unknown", _passes, kind=FEATURE, kep="KEP-1", gates=("Unknown",))],
-                               config, gates=cluster)
+                               config, gates=cluster, account_wait=0)
     assert [(r.outcome, r.message) for r in results] == [
         (runner.SKIPPED, "feature gate Off is off on this cluster"), (runner.PASSED, "")]
 
@@ -120,13 +120,24 @@ async def test_an_interrupt_cleans_up_the_checks_in_flight(config: Config) -> No
         started.set()
         await asyncio.sleep(60)
 
-    task = asyncio.ensure_future(runner.run([check("h", hangs)], config, gates=gates.ClusterGates()))
+    task = asyncio.ensure_future(runner.run([check("h", hangs)], config, gates=gates.ClusterGates(), account_wait=0))
     await asyncio.wait_for(started.wait(), 10)
     assert len(await _namespaces(config)) == 2  # its own namespace, and the labelled cluster-scoped object
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not await _namespaces(config)
+
+
+async def test_a_namespace_without_its_default_account_fails_the_check_before_it_runs(config: Config) -> None:
+    ran = []
+
+    async def records(ctx: Context) -> None:
+        ran.append(ctx.namespace)
+
+    [result] = await runner.run([check("r", records)], config, gates=gates.ClusterGates(), account_wait=0.2)
+    assert result.outcome == runner.FAILED and not ran
+    assert "waiting for the namespace's default ServiceAccount" in result.message
 
 
 async def test_sweep_deletes_what_a_killed_run_left(config: Config) -> None:

@@ -18,6 +18,8 @@ import signal
 import sys
 import time
 
+import aiohttp
+
 from client import kubeconfig
 from conformance import e2e_log, junit, progress, registry, runner, summary
 
@@ -86,10 +88,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"haru conformance: cannot use kubeconfig {path}: {err}", file=sys.stderr)
         return 2
     if args.sweep:
-        for what in asyncio.run(runner.sweep(config)):
-            print(f"deleted {what}")
+        try:
+            for what in asyncio.run(runner.sweep(config)):
+                print(f"deleted {what}")
+        except (aiohttp.ClientError, OSError) as err:
+            print(f"haru conformance: cannot reach the cluster at {config.server}: {err}", file=sys.stderr)
+            return 2
         return 0
-    return asyncio.run(_run(args, checks, len(every), config))
+    try:
+        return asyncio.run(_run(args, checks, len(every), config))
+    except (aiohttp.ClientError, OSError) as err:
+        print(f"haru conformance: cannot reach the cluster at {config.server}: {err}", file=sys.stderr)
+        return 2
 
 
 async def _run(args: argparse.Namespace, checks: list[registry.Check], registered: int,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.checks._confcore_support import (APPS, HTTPD_NEW, check_status_subresource, owner_uids, pods,
+from conformance.checks._confcore_support import (APPS, HTTPD, HTTPD_NEW, check_status_subresource, owner_uids, pods,
                                                   rollout_complete, running_pods, update_retrying, workload)
 from conformance.context import Context
 from conformance.registry import conformance
@@ -131,3 +131,62 @@ async def deployment_status(ctx: Context) -> None:
     name = ctx.name("test-deployment")
     await ctx.create(workload("Deployment", name, {"e2e": "testing", "name": "httpd"}, 1))
     await check_status_subresource(ctx, "Deployment", name)
+
+
+# A template that never becomes ready on any cluster: a real one cannot pull the image, and haru's
+# simulated runtime (which pulls nothing) runs the command, which exits 1 over and over.
+_BROKEN = {"name": "httpd", "image": "webserver:404", "command": ["sh", "-c", "exit 1"]}
+
+
+@conformance("[sig-apps] Deployment deployment should support rollover [Conformance]", area="apps")
+async def deployment_rollover(ctx: Context) -> None:
+    labels = {"name": "rollover-pod"}
+    rs_name = ctx.name("test-rollover-controller")
+    await ctx.create(workload("ReplicaSet", rs_name, labels, 1))
+    await running_pods(ctx, labels, 1)
+    name = ctx.name("test-rollover-deployment")
+    body = workload("Deployment", name, labels, 1, minReadySeconds=1, strategy={
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}})
+    body["spec"]["template"]["spec"]["containers"] = [_BROKEN]
+    created = await ctx.create(body)
+
+    async def stuck_rollout() -> bool:
+        deployment = await ctx.get(APPS, "Deployment", name)
+        status = deployment.get("status") or {}
+        assert status.get("observedGeneration") == 1 and status.get("updatedReplicas") == 1, f"status {status}"
+        return True
+    await ctx.eventually(stuck_rollout, what="the first rollout started (its pod never ready)")
+    # Roll over to a good template before the first rollout finishes.
+    await ctx.patch(APPS, "Deployment", name, {"spec": {"template": {"spec": {"containers": [
+        {"name": "httpd", "image": HTTPD_NEW, "command": None}]}}}})
+    await rollout_complete(ctx, name, 1, timeout=45)
+
+    async def only_newest() -> bool:
+        sets = await _replica_sets(ctx, created["metadata"]["uid"])
+        replicas = sorted((rs["spec"]["replicas"], rs["spec"]["template"]["spec"]["containers"][0]["image"]) for rs in sets)
+        assert len(sets) == 3 and replicas == [(0, HTTPD), (0, "webserver:404"), (1, HTTPD_NEW)], \
+            f"ReplicaSets (replicas, image): {replicas}"
+        return True
+    await ctx.eventually(only_newest, what="both old ReplicaSets scaled to 0")
+
+
+@conformance("[sig-apps] Deployment deployment should support proportional scaling [Conformance]", area="apps")
+async def deployment_proportional_scaling(ctx: Context) -> None:
+    labels = {"name": "proportional"}
+    name = ctx.name("webserver-deployment")
+    created = await ctx.create(workload("Deployment", name, labels, 10, strategy={
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 3, "maxUnavailable": 2}}))
+    await rollout_complete(ctx, name, 10, timeout=45)
+    await ctx.patch(APPS, "Deployment", name, {"spec": {"template": {"spec": {"containers": [_BROKEN]}}}})
+
+    async def sizes(want: list[int]) -> bool:
+        sets = await _replica_sets(ctx, created["metadata"]["uid"])
+        by_image = {rs["spec"]["template"]["spec"]["containers"][0]["image"]: rs["spec"]["replicas"] for rs in sets}
+        got = [by_image.get(HTTPD), by_image.get("webserver:404")]
+        assert got == want, f"(first, new) ReplicaSet replicas {got}, want {want}"
+        return True
+    # maxUnavailable 2 leaves 8 of the first; maxSurge 3 allows 13 in all, so the new one gets 5.
+    await ctx.eventually(lambda: sizes([8, 5]), timeout=45, what="the stalled rollout at 8 old + 5 new")
+    await update_retrying(ctx, APPS, "Deployment", name, lambda d: d["spec"].update(replicas=30))
+    # 30 + 3 surge = 33, shared in proportion to the current sizes: 20 and 13.
+    await ctx.eventually(lambda: sizes([20, 13]), timeout=45, what="proportional scaling to 20 old + 13 new")

@@ -17,8 +17,8 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
-                       requestinfo, responses, version)
+from apiserver import (auth, bodies, componentstatuses, discovery, errors, features, health, metrics, openapi,
+                       openapi_v2, requestinfo, responses, version)
 from apiserver.authorization import attributes as authz_attributes, chain as authz_chain, impersonation
 from apiserver.authentication import chain, oidc_discovery, options as authn_options
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
@@ -177,7 +177,8 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         counts = [(info.resource if not info.group else f"{info.resource}.{info.group}",
                    server.store.count(info.key_prefix))
                   for info in server.registry.all() if info.stored]
-        return web.Response(body=request.app[METRICS_KEY].render(counts).encode(),
+        gates = [(name, features.metric_stage(name), on) for name, on in server.gates.as_dict().items()]
+        return web.Response(body=request.app[METRICS_KEY].render(counts, gates).encode(),
                             headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
     if path in ("/api", "/apis"):
         return _discovery_root(request, server, legacy=path == "/api")

@@ -96,6 +96,8 @@ class RestClient:
                                                             data=data, headers=headers, timeout=timeout) as resp:
                     raw = await resp.read()
                     if resp.status < 300:
+                        if accept.startswith("text/"):  # /metrics, logs: the body as text
+                            return raw.decode(errors="replace")
                         return msgspec.json.decode(raw) if raw else None
                     delay = self.retry.delay(attempt, method, status=resp.status,
                                              retry_after=resp.headers.get("Retry-After"))

@@ -13,7 +13,9 @@ before it starts. The scheduler (`python -m scheduler`, with `--scheduler-config
 `--record-results` and the scheduler's part of `--feature-gates`) places pending pods; a bad
 scheduler config stops it before it starts too. `haru fault gpu
 NODE/DEVICE unhealthy|healthy` marks a virtual device (`nodes/devices/fault.py`); `haru fault node
-NODE down|up` stops or restarts one node's kubelet (`nodes/node_fault.py`).
+NODE down|up` stops or restarts one node's kubelet (`nodes/node_fault.py`). `--controllers`
+(kube-controller-manager's syntax, `*,-deployment`) picks the controllers that run. `haru
+conformance` runs the conformance-style suite (`conformance/cli.py`) against any kubeconfig.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import admin_binding, certs, kubeconfig, summary, supervisor
-from controllers import features as controller_features
+from conformance import cli as conformance_cli
+from controllers import builtin as controller_builtin, features as controller_features
 from nodes import flags as node_flags
 from nodes import node_fault
 from nodes.devices import fault as fault_cmd
@@ -68,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
+    up.add_argument("--controllers", default="*", metavar="LIST",
+                    help="the controllers to run, kube-controller-manager syntax: '*' all, 'name' on, '-name' off "
+                         "(e.g. '*,-deployment')")
     up.add_argument("--scheduler-config", default=None, metavar="FILE",
                     help="a KubeSchedulerConfiguration file for the scheduler (python -m scheduler --config)")
     up.add_argument("--scheduler-name", default=None,
@@ -76,6 +82,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="the scheduler writes each attempt's filter and score results to the pod's annotations")
     _add_authentication_flags(up)
     node_flags.add_shape_flags(up)
+    conformance_cli.add_arguments(commands.add_parser(
+        "conformance", help="run the Kubernetes 1.36 conformance-style suite against a cluster"))
     nodes = commands.add_parser("nodes", help="look at the hollow nodes")
     nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
     userns_cmd = nodes_commands.add_parser("userns", help="which pod holds which user-namespace ID range, per node")
@@ -196,7 +204,8 @@ async def up(args: argparse.Namespace) -> int:
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
         controllers = await supervisor.start_controllers(
-            path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates))
+            path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates),
+            only=controller_builtin.select(args.controllers))
         componentstatuses.register(running.server, "controller-manager", controllers.health)
         # The co-process's /healthz and /metrics (plain HTTP): a free port, shown in the summary.
         scheduler_port = None if args.embedded else supervisor.free_port()
@@ -245,6 +254,10 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.authorization_mode is not None:
         authz_chain.parse_modes(args.authorization_mode)  # kube-apiserver's own refusal text
+    try:
+        controller_builtin.select(args.controllers)
+    except ValueError as exc:
+        raise ValueError(f'invalid argument "{args.controllers}" for "--controllers" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
     unknown = sorted({n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()} - set(assembly.OPTIONAL))
@@ -333,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         return nodes_userns(args)
     if args.command == "fault":
         return device_fault(args)
+    if args.command == "conformance":
+        return conformance_cli.run(args)
     if args.command == "up":
         try:
             _check_flags(args)

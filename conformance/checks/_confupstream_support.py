@@ -11,7 +11,8 @@
 - `api_operations`: upstream's many "should support <Kind> API operations" tests as one routine:
   discovery, create, get, list (namespace and all), watch, patch, update, status, delete and
   deletecollection, each verified by a later read;
-- `pod`, `run_pod`: a minimal pod manifest, and one created and polled until it runs.
+- `pod`, `run_pod`: a minimal pod manifest, and one created and polled until it runs;
+- `retry_on_conflict`: a read-modify-write retried after a 409, as client-go's RetryOnConflict.
 
 Only the check modules import this; like them it reaches the cluster only through `client/`.
 """
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from client import errors
 from client.resources import Resource
 from conformance.context import Context, Obj
 
+T = TypeVar("T")
 PAUSE = "registry.k8s.io/pause:3.10"
 
 
@@ -202,3 +204,15 @@ async def run_pod(ctx: Context, manifest: Obj, timeout: float = 60.0) -> Obj:
     """Create `manifest` and return it once it is Running."""
     await ctx.create(manifest)
     return await wait_phase(ctx, manifest["metadata"]["name"], "Running", timeout=timeout)
+
+
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], tries: int = 10) -> T:
+    """client-go's retry.RetryOnConflict: a read-modify-write that lost a race with a controller
+    (409 Conflict) reads again and retries; the Go tests wrap their updates the same way."""
+    for _ in range(tries - 1):
+        try:
+            return await attempt()
+        except errors.APIError as err:
+            if not errors.is_conflict(err):
+                raise
+    return await attempt()

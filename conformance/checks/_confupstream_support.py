@@ -216,3 +216,51 @@ async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], tries: int = 10
             if not errors.is_conflict(err):
                 raise
     return await attempt()
+
+
+CRDS = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+OPEN_SCHEMA: Obj = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def crd_manifest(ctx: Context, kind: str, *, group: str = "", scope: str = "Namespaced",
+                 schema: Obj | None = None, versions: tuple[str, ...] = ("v1",), status: bool = False,
+                 labels: dict[str, str] | None = None) -> Obj:
+    """A CustomResourceDefinition of a kind unique to this check (its group carries the namespace)."""
+    group = group or f"{ctx.namespace}.example.com"
+    plural = f"{kind.lower()}s"
+    version_list = []
+    for i, version in enumerate(versions):
+        entry: Obj = {"name": version, "served": True, "storage": i == 0,
+                      "schema": {"openAPIV3Schema": schema or OPEN_SCHEMA}}
+        if status:
+            entry["subresources"] = {"status": {}}
+        version_list.append(entry)
+    return {"apiVersion": CRDS[0], "kind": CRDS[1],
+            "metadata": {"name": f"{plural}.{group}", "labels": labels or {}},
+            "spec": {"group": group, "scope": scope, "versions": version_list,
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": f"{kind}List"}}}
+
+
+async def established(ctx: Context, name: str) -> Obj:
+    async def ready() -> Obj | None:
+        got = await ctx.get(*CRDS, name)
+        conditions = {c["type"]: c["status"] for c in (got.get("status") or {}).get("conditions") or []}
+        return got if conditions.get("Established") == "True" else None
+    return await ctx.eventually(ready, what=f"CRD {name} to be Established")
+
+
+async def make_crd(ctx: Context, kind: str, **options: Any) -> tuple[Obj, Resource]:
+    """Create a CRD, wait until it is Established and served, and return it with its resource."""
+    created = await ctx.create(crd_manifest(ctx, kind, **options))
+    crd = await established(ctx, created["metadata"]["name"])
+    spec = crd["spec"]
+    version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+    resource = Resource(spec["group"], version, spec["names"]["plural"], spec["names"]["kind"],
+                        spec["scope"] == "Namespaced", frozenset({"create", "get", "list", "watch", "update",
+                                                                 "patch", "delete", "deletecollection"}))
+
+    async def served() -> bool:
+        await ctx.api.list(resource, ctx.namespace if resource.namespaced else None)
+        return True
+    await ctx.eventually(served, what=f"{resource} to be served")
+    return crd, resource

@@ -12,7 +12,8 @@
   discovery, create, get, list (namespace and all), watch, patch, update, status, delete and
   deletecollection, each verified by a later read;
 - `pod`, `run_pod`: a minimal pod manifest, and one created and polled until it runs;
-- `retry_on_conflict`: a read-modify-write retried after a 409, as client-go's RetryOnConflict.
+- `retry_on_conflict`: a read-modify-write retried after a 409, as client-go's RetryOnConflict;
+- `make_crd`: a CRD of the check's own, Established and served; `pod_log`: a pod's log text.
 
 Only the check modules import this; like them it reaches the cluster only through `client/`.
 """
@@ -264,3 +265,14 @@ async def make_crd(ctx: Context, kind: str, **options: Any) -> tuple[Obj, Resour
         return True
     await ctx.eventually(served, what=f"{resource} to be served")
     return crd, resource
+
+
+async def pod_log(ctx: Context, name: str, container: str = "") -> str:
+    """The text of GET pods/<name>/log (plain text, which RestClient's JSON decoding does not read)."""
+    path = f"/api/v1/namespaces/{ctx.namespace}/pods/{name}/log"
+    params = [("container", container)] if container else []
+    async with ctx.api.session.get(ctx.api.config.server + path, params=params) as resp:
+        text = await resp.text()
+        if resp.status >= 300:
+            raise errors.APIError(resp.status, "", text[:300])
+        return text

@@ -138,7 +138,8 @@ async def api_operations(ctx: Context, make: Callable[[str], Obj], *, status: Ca
     selector_value = ctx.namespace  # unique to this check, also for cluster-scoped objects
     label = {"conformance.haru.dev/api-operations": selector_value}
     selector = f"conformance.haru.dev/api-operations={selector_value}"
-    names = [ctx.name(kind.lower()) for _ in range(3)]
+    # Cluster-scoped names carry the namespace too, so two runs against one cluster never collide.
+    names = [ctx.name(kind.lower() if resource.namespaced else f"{ctx.namespace}-{kind.lower()}") for _ in range(3)]
     for name in names:
         created = await ctx.create(labelled(make(name), label))
         assert created["metadata"]["name"] == name and created["kind"] == kind, f"create returned {created}"

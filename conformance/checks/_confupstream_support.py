@@ -59,7 +59,7 @@ async def gone(ctx: Context, api_version: str, kind: str, name: str, namespace: 
 
 async def watch_events(ctx: Context, resource: Resource, namespace: str | None, resource_version: str,
                        until: Callable[[list[Obj]], bool], *, label_selector: str = "",
-                       field_selector: str = "", timeout: float = 20.0) -> list[Obj]:
+                       field_selector: str = "", timeout: float = 30.0) -> list[Obj]:
     """Events (bookmarks left out) of a watch from `resource_version`, once `until(events)` holds."""
     events: list[Obj] = []
 

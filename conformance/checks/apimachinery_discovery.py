@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from client import errors
 from conformance.checks._confupstream_support import refused
 from conformance.context import Context, Obj
 from conformance.registry import conformance
@@ -14,6 +15,19 @@ AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscover
 BUILTIN = {("", "v1"): {"pods", "services", "configmaps", "namespaces", "nodes"},
            ("apps", "v1"): {"deployments", "replicasets", "statefulsets", "daemonsets"},
            ("batch", "v1"): {"jobs", "cronjobs"}, ("apiextensions.k8s.io", "v1"): {"customresourcedefinitions"}}
+
+
+async def _served(ctx: Context, path: str, group: str) -> Obj | None:
+    """GET a group's discovery document; None when the group went away meanwhile (a CRD another
+    check just deleted), which is churn, not a failure to serve. Any other error fails."""
+    try:
+        return await ctx.api.get_path(path)
+    except errors.APIError as err:
+        if errors.is_not_found(err):
+            groups = (await ctx.api.get_path("/apis"))["groups"]
+            if all(g["name"] != group for g in groups):
+                return None
+        raise
 
 
 @conformance("[sig-api-machinery] Discovery should validate PreferredVersion for each APIGroup [Conformance]",
@@ -28,7 +42,9 @@ async def preferred_versions(ctx: Context) -> None:
         versions = [v["groupVersion"] for v in group.get("versions") or []]
         assert preferred.get("groupVersion") in versions, \
             f"group {group['name']}'s preferredVersion {preferred} is not one of its versions {versions}"
-        detail = await ctx.api.get_path(f"/apis/{group['name']}")
+        detail = await _served(ctx, f"/apis/{group['name']}", group["name"])
+        if detail is None:
+            continue
         assert detail.get("preferredVersion") == preferred, \
             f"/apis/{group['name']} prefers {detail.get('preferredVersion')}, /apis says {preferred}"
 
@@ -39,7 +55,9 @@ async def group_versions(ctx: Context) -> None:
     groups = (await ctx.api.get_path("/apis"))["groups"]
     for group in groups:
         for version in group.get("versions") or []:
-            listing = await ctx.api.get_path(f"/apis/{version['groupVersion']}")
+            listing = await _served(ctx, f"/apis/{version['groupVersion']}", group["name"])
+            if listing is None:
+                continue
             assert listing.get("groupVersion") == version["groupVersion"], \
                 f"/apis/{version['groupVersion']} names groupVersion {listing.get('groupVersion')}"
             assert listing.get("resources"), f"/apis/{version['groupVersion']} lists no resource"
@@ -88,7 +106,9 @@ async def aggregated_interface(ctx: Context) -> None:
     # Every group/version /apis lists is in the aggregated document with the same resources.
     for group in (await ctx.api.get_path("/apis"))["groups"]:
         for version in group["versions"]:
-            listing = await ctx.api.get_path(f"/apis/{version['groupVersion']}")
+            listing = await _served(ctx, f"/apis/{version['groupVersion']}", group["name"])
+            if listing is None:
+                continue
             plain = {r["name"] for r in listing["resources"] if "/" not in r["name"]}
             assert plain <= found.get((group["name"], version["version"]), set()), \
                 f"aggregated discovery of {version['groupVersion']} lacks {plain - found.get((group['name'], version['version']), set())}"

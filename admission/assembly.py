@@ -3,9 +3,9 @@
 `assemble(view, static)` builds the plugins once per API server and returns them with the
 chain, so the server's follower task can reach the policy source (VAP status) and the quota
 plugin (`status.used`). The order is upstream's (AllOrderedPlugins), limited to what haru has:
-mutating LimitRanger, ServiceAccount, Priority, MutatingAdmissionPolicy; validating LimitRanger,
-ServiceAccount, Priority, JobValidation (while `job_validation`: GenericWorkload or WorkloadWithJob
-is on), ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
+mutating LimitRanger, ServiceAccount, Priority, RuntimeClass, MutatingAdmissionPolicy; validating
+LimitRanger, ServiceAccount, Priority, RuntimeClass, JobValidation (while `job_validation`:
+GenericWorkload or WorkloadWithJob is on), ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
 ServiceAccount is in `OPTIONAL`: it runs when `enable` names it (`haru up` does; an API server
 started without controllers, as most tests do, has no accounts to find).
 """
@@ -19,6 +19,7 @@ from admission.plugins.job_validation import JobValidationPlugin
 from admission.plugins.limit_ranger import LimitRangerPlugin
 from admission.plugins.priority import PriorityPlugin
 from admission.plugins.resource_quota import ResourceQuotaPlugin
+from admission.plugins.runtime_class import RuntimeClassPlugin
 from admission.plugins.service_account import ServiceAccountPlugin
 from admission.policy.mutating import MutatingPolicyPlugin
 from admission.policy.source import PolicySource, StaticPolicies
@@ -43,9 +44,11 @@ def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutatin
     priority = PriorityPlugin(view, pod_groups=pod_group_priority)
     limits, quota = LimitRangerPlugin(view), ResourceQuotaPlugin(view)
     accounts = [ServiceAccountPlugin(view)] if "ServiceAccount" in enable else []
-    mutating: list[MutatingPlugin] = [limits, *accounts, priority]
+    runtime_classes = RuntimeClassPlugin(view)
+    mutating: list[MutatingPlugin] = [limits, *accounts, priority, runtime_classes]
     if mutating_policies:
         mutating.append(MutatingPolicyPlugin(policies, view))
     jobs = [JobValidationPlugin(view)] if job_validation else []
-    chain = Chain(mutating, [limits, *accounts, priority, *jobs, ValidatingPolicyPlugin(policies, view), quota])
+    chain = Chain(mutating, [limits, *accounts, priority, runtime_classes, *jobs,
+                             ValidatingPolicyPlugin(policies, view), quota])
     return Assembly(chain, policies, quota)

@@ -143,6 +143,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     if causes:
         raise invalid(ep, obj, causes)
     admitting.validate(ep, attrs)
+    strategy.canonicalize(obj)
     warnings += strategy.warnings(obj) + attrs.warnings
     _keep(obj, recorded)
     _as_go_encodes(obj, shape)
@@ -210,6 +211,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     if causes:
         raise invalid(ep, new, causes)
     admitting.validate(ep, attrs)
+    strategy.canonicalize(new)
     warnings += strategy.warnings(new, old) + attrs.warnings
     _keep(new, recorded)
     _as_go_encodes(new, shape)

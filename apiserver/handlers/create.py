@@ -61,6 +61,7 @@ async def _store(ep: Endpoint, obj: dict[str, Any], warnings: list[str]) -> web.
             if not generate or attempt == _NAME_RETRIES:
                 raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, meta["name"]) from None
             meta["name"] = writing.generated_name(meta["generateName"])
+            ep.strategy.canonicalize(obj)  # what depends on the name follows it (a namespace's label)
         except storage_errors.StorageError as exc:
             raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, meta["name"]) from None
     raise AssertionError("unreachable")

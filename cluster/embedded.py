@@ -55,6 +55,7 @@ class Options:
     controllers: tuple[str, ...] = builtin.NAMES
     controller_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. a shorter grace period
     lease_duration: int = 40  # the kubelets' Lease, renewed at a quarter of it
+    priority_and_fairness: bool = True  # kube-apiserver's --enable-priority-and-fairness
 
     def shapes(self) -> list[pools.NodeShape]:
         model = self.gpu_model if self.gpus_per_node else "none"
@@ -119,7 +120,8 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     pki = certs.ensure(data_dir)
     # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
-                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL))
+                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL),
+                                 priority_and_fairness=options.priority_and_fairness)
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")

@@ -19,6 +19,7 @@ With `--enable-priority-and-fairness=false` nothing is installed and this filter
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import Any, Awaitable, Callable
 
@@ -79,6 +80,13 @@ async def admit(fc: FlowControl, request: web.Request, user: Any, info: Any, pre
         return too_many_requests()
     finally:
         fc.waiting[flow] -= 1
+    if ticket.immediate and seats > 1:
+        # One event loop runs every handler, and most run to the end without yielding: seats that
+        # are given and taken back within one step never make anyone wait, and every LIST that
+        # arrived in an iteration would run in that same iteration, ahead of a lease renewal
+        # behind them. Holding the seats across one loop iteration first makes the limit real:
+        # per iteration a level runs at most its seats' worth of wide requests; the rest queue.
+        await asyncio.sleep(0)
     fc.dispatched[flow] += 1
     fc.executing[flow] += 1
 

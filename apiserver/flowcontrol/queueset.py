@@ -55,11 +55,12 @@ class _Queue:
 class Ticket:
     """Seats held by one request; `release()` gives them back (once, however often it is called)."""
 
-    __slots__ = ("_level", "seats", "_queue", "_started", "released")
+    __slots__ = ("_level", "seats", "_queue", "_started", "released", "immediate")
 
-    def __init__(self, level: "Level", seats: int, queue: _Queue | None) -> None:
+    def __init__(self, level: "Level", seats: int, queue: _Queue | None, immediate: bool = False) -> None:
         self._level = level
         self.seats = seats
+        self.immediate = immediate  # admitted without waiting in a queue
         self._queue = queue
         self._started = time.monotonic()
         self.released = False
@@ -154,7 +155,7 @@ class Level:
         self.dispatched += 1
         if queue is not None:
             queue.executing_seats += seats
-        return Ticket(self, seats, queue)
+        return Ticket(self, seats, queue, immediate=True)
 
     def _forget(self, waiter: _Waiter) -> None:
         try:

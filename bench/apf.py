@@ -14,6 +14,12 @@ thousands of objects worth 10 of them) and the renewals in node-high, so their p
 near the quiet one; without APF every LIST runs at once and the renewals queue behind them.
 Prints one table with p50/p99/max, the flood's answers (200 / 429), and CPU seconds per process
 (server, flood, bench), with the load average at start.
+
+A second table is APF's own cost per request: before the flood cases, in alternating rounds, the
+same two servers serve closed-loop GETs of one ConfigMap and ConfigMap creates from a service
+account (`bench.rbac`'s caller and load: its token classifies into service-accounts /
+workload-low, a queuing level), and the server's CPU µs per request with APF is set beside the
+one without (target: at most a few % more, ≤ 1.05).
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ from typing import Any
 
 import aiohttp
 
+from bench import rbac
 from bench._report import format_value, markdown_table
 from bench._server_process import REPO, ServerProcess, child_env
 
-ADMIN = "bench-admin"
+ADMIN = rbac.ADMIN
+COST_TARGET = 1.05
 NAMESPACE = "flood"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
 
@@ -157,21 +165,48 @@ def rows(results: dict[tuple[str, str], dict[str, Any]]) -> list[list[str]]:
     return out
 
 
-async def run(args: argparse.Namespace) -> dict[tuple[str, str], dict[str, Any]]:
+async def cost(servers: dict[str, ServerProcess], args: argparse.Namespace) -> list[list[str]]:
+    """Server CPU µs per GET and per create, APF on beside APF off (`bench.rbac`'s caller and load)."""
+    tokens = {mode: await rbac.prepare(server, 1) for mode, server in servers.items()}
+    per_request: dict[tuple[str, str], list[float]] = {}
+    for _ in range(args.cost_rounds):  # alternate, so both sides see the same machine load
+        for request in ("GET", "create"):
+            for mode, server in servers.items():
+                if request == "GET":
+                    method, url = "GET", f"{server.url}/api/v1/namespaces/{rbac.NAMESPACE}/configmaps/target"
+                else:
+                    method, url = "POST", f"{server.url}/api/v1/namespaces/{rbac.NAMESPACE}/configmaps"
+                before = server.cpu_seconds()
+                ok, _ = await rbac._load(method, url, tokens[mode], args.connections, args.cost_seconds)
+                per_request.setdefault((mode, request), []).append((server.cpu_seconds() - before) / ok * 1e6)
+    out = []
+    for request in ("GET", "create"):
+        on = statistics.median(per_request[("APF on", request)])
+        off = statistics.median(per_request[("APF off", request)])
+        out.append([request, f"{on:.0f} µs", f"{off:.0f} µs", f"{on / off:.3f}", f"<= {COST_TARGET:.2f}",
+                    "PASS" if on / off <= COST_TARGET else "FAIL"])
+    return out
+
+
+async def run(args: argparse.Namespace) -> tuple[dict[tuple[str, str], dict[str, Any]], list[list[str]]]:
     results: dict[tuple[str, str], dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="haru-bench-apf-") as tmp:
-        for mode, flag in (("APF on", "true"), ("APF off", "false")):
-            server = await ServerProcess.start_apiserver(
-                Path(tmp) / flag, name=f"haru apiserver ({mode})",
-                extra=("--admin-token", ADMIN, "--authorization-mode", "AlwaysAllow",
-                       "--enable-priority-and-fairness", flag))
-            try:
+        servers: dict[str, ServerProcess] = {}
+        try:
+            for mode, flag in (("APF on", "true"), ("APF off", "false")):
+                servers[mode] = await ServerProcess.start_apiserver(
+                    Path(tmp) / flag, name=f"haru apiserver ({mode})",
+                    extra=("--admin-token", ADMIN, "--authorization-mode", "AlwaysAllow",
+                           "--enable-priority-and-fairness", flag))
+            costs = await cost(servers, args)
+            for mode, server in servers.items():
                 await prepare(server, args.objects, args.size, args.nodes)
                 for name in ("quiet", "flood"):
                     results[(mode, name)] = await case(server, flood=name == "flood", args=args)
-            finally:
+        finally:
+            for server in servers.values():
                 await server.stop()
-    return results
+    return results, costs
 
 
 def main() -> int:
@@ -182,12 +217,15 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=0.2, help="seconds between one node's renewals")
     parser.add_argument("--clients", type=int, default=32, help="concurrent LISTs in the flood")
     parser.add_argument("--seconds", type=float, default=10.0, help="seconds each case is timed")
+    parser.add_argument("--cost-rounds", type=int, default=3, help="alternating rounds of the per-request cost")
+    parser.add_argument("--cost-seconds", type=float, default=2.0, help="seconds of each cost round")
+    parser.add_argument("--connections", type=int, default=8, help="closed-loop clients of the cost rounds")
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"# bench.apf: lease renewals under a LIST flood of {args.clients} clients x {args.objects} ConfigMaps "
           f"of {args.size} B; {args.nodes} nodes renewing every {args.interval}s for {args.seconds}s per case")
     print(f"nproc: {os.cpu_count()}    load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    results = asyncio.run(run(args))
+    results, costs = asyncio.run(run(args))
     header = ["case", "renew p50", "renew p99", "renew max", "p99 vs quiet", "renewals / 429",
               "flood LISTs 200 / 429", "CPU s (server / flood / bench)"]
     print(markdown_table(header, rows(results)))
@@ -195,7 +233,11 @@ def main() -> int:
     if on and off:
         print(f"flood p99, APF off / APF on: {_quantile(off, 0.99) / _quantile(on, 0.99):.1f}x; "
               f"median {statistics.median(off) / statistics.median(on):.1f}x")
-    return 0
+    print()
+    print(f"## APF's cost per request: server CPU µs, median of {args.cost_rounds} alternating rounds of "
+          f"{args.cost_seconds:g} s, {args.connections} connections, a service account's token")
+    print(markdown_table(["request", "APF on", "APF off (anchor)", "ratio", "target", "verdict"], costs))
+    return 0 if all(row[-1] == "PASS" for row in costs) else 1
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ the exempt level's shares counted in Σ. (Borrowing between levels, `lendablePer
 each level runs at its nominal limit.) FlowSchemas are tried in ascending `matchingPrecedence`,
 ties by name; one naming a level that does not exist is *dangling* and skipped. A level keeps its
 live `queueset.Level` across reconfigurations, so requests running or waiting there are not lost.
-`classify()` answers which schema and level a request belongs to; `filter.py` calls it.
+`classify()` answers which schema and level a request belongs to (and the pair's counters);
+`filter.py` calls it.
 """
 
 from __future__ import annotations
@@ -44,11 +45,23 @@ class LevelInfo:
     state: queueset.Level
 
 
+class FlowStats:
+    """Counters of one (flow schema, priority level) pair, for /metrics; shared by every request
+    classified there, kept across reconfigurations."""
+
+    __slots__ = ("dispatched", "executing", "waiting", "rejected")
+
+    def __init__(self) -> None:
+        self.dispatched = self.executing = self.waiting = 0
+        self.rejected: dict[str, int] = {}
+
+
 @dataclass(frozen=True)
 class Classification:
     schema: Schema
     level: LevelInfo
     flow_hash: int
+    stats: FlowStats
 
 
 class Config:
@@ -61,6 +74,7 @@ class Config:
         self._states: dict[str, queueset.Level] = {}
         self._cache: dict[tuple[Any, ...], Classification | None] = {}
         self._hashes: dict[tuple[str, str], int] = {}
+        self.stats: dict[tuple[str, str], FlowStats] = {}
 
     def apply(self, schemas: list[dict[str, Any]], levels: list[dict[str, Any]]) -> set[str]:
         """Take these objects as the configuration; returns the names of the dangling FlowSchemas."""
@@ -106,26 +120,31 @@ class Config:
         self._cache.clear()
         return dangling
 
-    def classify(self, request: matching.Request) -> Classification | None:
-        """The first matching FlowSchema and its level (None: nothing matches, not even catch-all)."""
-        key = (request.user, request.groups, request.is_resource, request.verb, request.api_group,
-               request.resource, request.namespace, request.path if not request.is_resource else "")
+    def classify(self, user: Any, info: Any) -> Classification | None:
+        """The first matching FlowSchema and its level for a request (its `auth.User` and
+        `requestinfo.RequestInfo`); None: nothing matches, not even catch-all. Answers are cached
+        per distinct (user, groups, verb, resource, namespace or path) until the next `apply`."""
+        key = (user.name, user.groups, info.is_resource, info.verb, info.group, info.resource, info.subresource,
+               info.namespace, info.path if not info.is_resource else "")
         try:
             return self._cache[key]
         except KeyError:
             pass
-        found = None
-        for schema in self.schemas:
-            if any(rule.matches(request) for rule in schema.rules):
-                distinguisher = (request.user if schema.distinguisher == "ByUser" else
-                                 request.namespace if schema.distinguisher == "ByNamespace" else "")
-                found = Classification(schema, self.levels[schema.level_name], self._flow_hash(schema.name,
-                                                                                              distinguisher))
-                break
+        found = self._match(digest(user, info))
         if len(self._cache) > 20_000:
             self._cache.clear()
         self._cache[key] = found
         return found
+
+    def _match(self, request: matching.Request) -> Classification | None:
+        for schema in self.schemas:
+            if any(rule.matches(request) for rule in schema.rules):
+                distinguisher = (request.user if schema.distinguisher == "ByUser" else
+                                 request.namespace if schema.distinguisher == "ByNamespace" else "")
+                stats = self.stats.setdefault((schema.name, schema.level_name), FlowStats())
+                return Classification(schema, self.levels[schema.level_name],
+                                      self._flow_hash(schema.name, distinguisher), stats)
+        return None
 
     def _flow_hash(self, schema: str, distinguisher: str) -> int:
         key = (schema, distinguisher)
@@ -136,6 +155,14 @@ class Config:
             digest = hashlib.sha256(schema.encode() + b"\0" + distinguisher.encode()).digest()
             value = self._hashes[key] = int.from_bytes(digest[:8], "big")
         return value
+
+
+def digest(user: Any, info: Any) -> matching.Request:
+    """What classification looks at in a request (its `auth.User` and `requestinfo.RequestInfo`)."""
+    if info.is_resource:
+        resource = f"{info.resource}/{info.subresource}" if info.subresource else info.resource
+        return matching.Request(user.name, tuple(user.groups), True, info.verb, info.group, resource, info.namespace)
+    return matching.Request(user.name, tuple(user.groups), False, info.verb, path=info.path)
 
 
 def _shares(spec: dict[str, Any]) -> int:

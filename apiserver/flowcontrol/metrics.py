@@ -3,7 +3,7 @@
 Upstream's names and labels: dispatched and rejected totals per (flow_schema, priority_level)
 (rejections also by reason: queue-full, concurrency-limit, time-out), requests executing and
 waiting now per (flow_schema, priority_level), and per level the seats in use and its nominal
-limit. Counters live in `filter.FlowControl` and the levels; `app.py` appends this text.
+limit. Counters live in `config.FlowStats` (one per pair) and the levels; `app.py` appends this text.
 """
 
 from __future__ import annotations
@@ -22,18 +22,19 @@ def render(fc: FlowControl) -> str:
     def pair(key: tuple[str, str]) -> str:
         return f'flow_schema="{key[0]}",priority_level="{key[1]}"'
 
+    flows = fc.config.stats.items()
     family("apiserver_flowcontrol_dispatched_requests_total", "counter",
            "[BETA] Number of requests executed by API Priority and Fairness subsystem",
-           [(pair(k), v) for k, v in fc.dispatched.items()])
+           [(pair(k), v.dispatched) for k, v in flows])
     family("apiserver_flowcontrol_rejected_requests_total", "counter",
            "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
-           [(f'{pair(k[:2])},reason="{k[2]}"', v) for k, v in fc.rejected.items()])
+           [(f'{pair(k)},reason="{reason}"', n) for k, v in flows for reason, n in v.rejected.items()])
     family("apiserver_flowcontrol_current_executing_requests", "gauge",
            "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the "
-           "API Priority and Fairness subsystem", [(pair(k), v) for k, v in fc.executing.items()])
+           "API Priority and Fairness subsystem", [(pair(k), v.executing) for k, v in flows])
     family("apiserver_flowcontrol_current_inqueue_requests", "gauge",
            "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
-           [(pair(k), v) for k, v in fc.waiting.items()])
+           [(pair(k), v.waiting) for k, v in flows])
     levels = fc.config.levels.values()
     family("apiserver_flowcontrol_current_executing_seats", "gauge",
            "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, "

@@ -23,6 +23,7 @@ import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 G = 0.01  # seconds: the service time charged at dispatch, before the real one is known
 
@@ -55,21 +56,24 @@ class _Queue:
 class Ticket:
     """Seats held by one request; `release()` gives them back (once, however often it is called)."""
 
-    __slots__ = ("_level", "seats", "_queue", "_started", "released", "immediate")
+    __slots__ = ("_level", "seats", "_queue", "_started", "released", "stats")
 
-    def __init__(self, level: "Level", seats: int, queue: _Queue | None, immediate: bool = False) -> None:
+    def __init__(self, level: "Level", seats: int, queue: _Queue | None) -> None:
         self._level = level
         self.seats = seats
-        self.immediate = immediate  # admitted without waiting in a queue
+        self.stats: Any = None  # the holder's counters (config.FlowStats): `executing` drops on release
         self._queue = queue
-        self._started = time.monotonic()
+        # Only a queued request's running time is charged to its queue (fair queuing).
+        self._started = time.monotonic() if queue is not None else 0.0
         self.released = False
 
     def release(self) -> None:
         if self.released:
             return
         self.released = True
-        self._level._finished(self, time.monotonic() - self._started, self._queue)
+        if self.stats is not None:
+            self.stats.executing -= 1
+        self._level._finished(self)
 
 
 class Level:
@@ -81,7 +85,6 @@ class Level:
         self.executing_seats = 0
         self.executing_requests = 0
         self.waiting_requests = 0
-        self.dispatched = 0
         self.rejected: dict[str, int] = {}
         self._virtual_now = 0.0
         self._queues: list[_Queue] = []
@@ -114,10 +117,21 @@ class Level:
     def queuing(self) -> bool:
         return bool(self._queues)
 
-    async def acquire(self, flow_hash: int, seats: int) -> Ticket:
-        seats = max(1, min(seats, self.limit))
+    def try_acquire(self, seats: int) -> Ticket | None:
+        """The seats at once if they are free and nobody waits (no coroutine: the common case)."""
+        if seats > self.limit:
+            seats = self.limit
         if self.exempt or (not self.waiting_requests and self.executing_seats + seats <= self.limit):
-            return self._start(seats, None)
+            self.executing_seats += seats
+            self.executing_requests += 1
+            return Ticket(self, seats, None)
+        return None
+
+    async def acquire(self, flow_hash: int, seats: int) -> Ticket:
+        ticket = self.try_acquire(seats)
+        if ticket is not None:
+            return ticket
+        seats = max(1, min(seats, self.limit))
         if not self._queues:
             raise self._reject("concurrency-limit")
         queue = self._shortest(flow_hash)
@@ -149,14 +163,6 @@ class Level:
         self.rejected[reason] = self.rejected.get(reason, 0) + 1
         return Rejected(reason)
 
-    def _start(self, seats: int, queue: _Queue | None) -> Ticket:
-        self.executing_seats += seats
-        self.executing_requests += 1
-        self.dispatched += 1
-        if queue is not None:
-            queue.executing_seats += seats
-        return Ticket(self, seats, queue, immediate=True)
-
     def _forget(self, waiter: _Waiter) -> None:
         try:
             waiter.queue.waiting.remove(waiter)
@@ -166,13 +172,16 @@ class Level:
         self.waiting_requests -= 1
         self._dispatch()
 
-    def _finished(self, ticket: Ticket, seconds: float, queue: _Queue | None) -> None:
+    def _finished(self, ticket: Ticket) -> None:
         self.executing_seats -= ticket.seats
         self.executing_requests -= 1
-        if queue is not None and queue in self._queues:
+        queue = ticket._queue
+        if queue is not None and queue.index < len(self._queues) and self._queues[queue.index] is queue:
             queue.executing_seats -= ticket.seats
-            queue.virtual_start += ticket.seats * (seconds - G)  # charge what it really cost
-        self._dispatch()
+            # Charge the queue what the request really cost (G was charged at dispatch).
+            queue.virtual_start += ticket.seats * (time.monotonic() - ticket._started - G)
+        if self.waiting_requests:
+            self._dispatch()
 
     def _dispatch(self) -> None:
         while self.waiting_requests:
@@ -189,7 +198,6 @@ class Level:
             queue.virtual_start += head.seats * G
             self.executing_seats += head.seats
             self.executing_requests += 1
-            self.dispatched += 1
             queue.executing_seats += head.seats
             if not head.future.done():
                 head.future.set_result(None)

@@ -1,7 +1,7 @@
 """Which FlowSchema and priority level upstream's default configuration gives each kind of caller.
 
 The stored default objects (`defaults.py`) are digested by `config.Config`, as the maintenance
-loop does, and requests are classified as `filter.digest` builds them; the expectations are what
+loop does, and requests are classified by `Config.classify`; the expectations are what
 a kube-apiserver 1.36 with its default FlowSchemas answers (the same names in its PF headers).
 """
 
@@ -12,7 +12,7 @@ import math
 import pytest
 
 from apiserver.auth import User
-from apiserver.flowcontrol import config, defaults, filter as flowcontrol
+from apiserver.flowcontrol import config, defaults
 from apiserver.requestinfo import parse
 
 
@@ -61,7 +61,7 @@ CASES = [
 
 @pytest.mark.parametrize("user,groups,method,path,schema,level", CASES)
 def test_each_caller_lands_in_upstreams_flow_schema_and_level(cfg, user, groups, method, path, schema, level):
-    found = cfg.classify(flowcontrol.digest(User(user, groups), parse(method, path)))
+    found = cfg.classify(User(user, groups), parse(method, path))
     assert found is not None
     assert (found.schema.name, found.level.name) == (schema, level)
     assert (found.schema.uid, found.level.uid) == (f"uid-{schema}", f"uid-{level}")
@@ -79,7 +79,7 @@ def test_seats_are_the_servers_600_split_by_shares_as_upstream(cfg):
 
 def test_by_user_flows_differ_per_user_and_by_namespace_flows_per_namespace(cfg):
     def flow(user, groups, path):
-        return cfg.classify(flowcontrol.digest(User(user, groups), parse("GET", path))).flow_hash
+        return cfg.classify(User(user, groups), parse("GET", path)).flow_hash
     assert flow("a", (AUTH,), "/api/v1/namespaces/x/pods") == flow("a", (AUTH,), "/api/v1/namespaces/y/pods")
     assert flow("a", (AUTH,), "/api/v1/pods") != flow("b", (AUTH,), "/api/v1/pods")
     kcm = "system:kube-controller-manager"
@@ -93,7 +93,7 @@ def test_a_flow_schema_naming_a_missing_level_is_dangling_and_skipped():
                                                              "matchingPrecedence": 5,
                                                              "rules": defaults.MANDATORY_SCHEMAS["catch-all"]["rules"]}}]
     assert c.apply(schemas, _objects(defaults.MANDATORY_LEVELS, "PriorityLevelConfiguration")) == {"mine"}
-    found = c.classify(flowcontrol.digest(User("jane", (AUTH,)), parse("GET", "/api/v1/pods")))
+    found = c.classify(User("jane", (AUTH,)), parse("GET", "/api/v1/pods"))
     assert found.schema.name == "catch-all" and found.level.name == "catch-all"
 
 
@@ -103,7 +103,7 @@ def test_precedence_ties_go_to_the_name_first_in_order():
     c = config.Config()
     c.apply([{"metadata": {"name": n, "uid": n}, "spec": spec} for n in ("zeta", "alpha")],
             _objects(defaults.MANDATORY_LEVELS, "PriorityLevelConfiguration"))
-    assert c.classify(flowcontrol.digest(User("jane", (AUTH,)), parse("GET", "/api/v1/pods"))).schema.name == "alpha"
+    assert c.classify(User("jane", (AUTH,)), parse("GET", "/api/v1/pods")).schema.name == "alpha"
 
 
 def test_non_resource_patterns_match_exactly_by_prefix_star_or_everything():

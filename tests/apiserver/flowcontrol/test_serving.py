@@ -17,6 +17,8 @@ import pytest
 import pytest_asyncio
 
 from apiserver import app as app_module, runner
+from apiserver.auth import User
+from apiserver.requestinfo import parse
 from apiserver.flowcontrol import defaults, maintenance
 
 TOKEN = "apf-test-admin"
@@ -188,15 +190,16 @@ async def test_a_full_reject_level_answers_429_with_retry_after_and_upstreams_te
     assert (await server.request("POST", f"{FC}/flowschemas", json=schema))[0] == 201
 
     async def classified():
-        return server.fc.config.classify(__import__("apiserver.flowcontrol.matching", fromlist=["Request"]).Request(
-            "jane", ("system:authenticated",), True, "get", "", "configmaps", "default")).schema.name == "to-catch-all"
+        found = server.fc.config.classify(User("jane", ("system:authenticated",)),
+                                          parse("GET", "/api/v1/namespaces/default/configmaps"))
+        return found.schema.name == "to-catch-all"
     await server.until(classified, "the new FlowSchema to be digested")
     code, body, headers = await server.request("GET", "/api/v1/namespaces/default/configmaps", user="jane")
     assert code == 429
     assert body == "Too many requests, please try again later.\n"
     assert headers["Retry-After"] == "1" and headers["Content-Type"].startswith("text/plain")
     assert "X-Kubernetes-PF-FlowSchema-UID" in headers
-    assert server.fc.rejected[("to-catch-all", "catch-all", "concurrency-limit")] == 1
+    assert server.fc.config.stats[("to-catch-all", "catch-all")].rejected == {"concurrency-limit": 1}
     held.release()
     assert (await server.request("GET", "/api/v1/namespaces/default/configmaps", user="jane"))[0] == 200
     _, text, _ = await server.request("GET", "/metrics")
@@ -211,7 +214,7 @@ async def test_a_request_that_waits_past_the_limit_in_a_queue_gets_429(server):
     held = await level.acquire(0, level.limit)
     code, body, _ = await server.request("GET", "/api/v1/namespaces/default/configmaps", user="jane")
     assert code == 429 and body.startswith("Too many requests")
-    assert server.fc.rejected[("global-default", "global-default", "time-out")] == 1
+    assert server.fc.config.stats[("global-default", "global-default")].rejected == {"time-out": 1}
     held.release()
 
 
@@ -226,7 +229,8 @@ async def test_a_watch_gives_its_seats_back_once_its_initial_events_are_sent(ser
         for _ in range(250):
             await resp.content.readline()
         await server.until(lambda: asyncio.sleep(0, level.executing_seats == 0), "the watch's seats to be released")
-        assert server.fc.dispatched[("global-default", "global-default")] >= 1
+        stats = server.fc.config.stats[("global-default", "global-default")]
+        assert stats.dispatched >= 1 and stats.executing == 0
 
 
 async def test_with_priority_and_fairness_off_nothing_is_classified_or_created(tmp_path):

@@ -152,6 +152,7 @@ def _peer_certificate(request: web.Request) -> tuple[dict[str, Any] | None, byte
 
 @web.middleware
 async def priority_and_fairness(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """After impersonation, before authorization, as upstream's WithPriorityAndFairness."""
     info = request[REQUEST_INFO_KEY]
     server = server_of(request)
     prefix = None

@@ -169,9 +169,11 @@ async def cost(servers: dict[str, ServerProcess], args: argparse.Namespace) -> l
     """Server CPU µs per GET and per create, APF on beside APF off (`bench.rbac`'s caller and load)."""
     tokens = {mode: await rbac.prepare(server, 1) for mode, server in servers.items()}
     per_request: dict[tuple[str, str], list[float]] = {}
-    for _ in range(args.cost_rounds):  # alternate, so both sides see the same machine load
+    for round_index in range(args.cost_rounds):  # alternate, so both sides see the same machine load
+        # ...and swap who goes first each round: the first of a pair ran right after the other's load.
+        order = list(servers.items()) if round_index % 2 == 0 else list(servers.items())[::-1]
         for request in ("GET", "create"):
-            for mode, server in servers.items():
+            for mode, server in order:
                 if request == "GET":
                     method, url = "GET", f"{server.url}/api/v1/namespaces/{rbac.NAMESPACE}/configmaps/target"
                 else:

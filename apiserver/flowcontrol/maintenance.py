@@ -160,20 +160,21 @@ class Maintenance:
                                        _with_mandatory(levels, defaults.MANDATORY_LEVELS, "PriorityLevelConfiguration"))
         names = {obj["metadata"]["name"] for obj in levels}
         now = writing.now()
-        for schema in schemas:
-            if dangling_condition(schema, names, now) is None:
-                continue
-            key = SCHEMAS + schema["metadata"]["name"]
+        stale = [SCHEMAS + schema["metadata"]["name"] for schema in schemas
+                 if dangling_condition(schema, names, now) is not None]
+        # Side by side: concurrent writes share one durable commit (a first start writes all 13).
+        await asyncio.gather(*(self._write_condition(key, names, now) for key in stale))
 
-            def with_condition(current: dict[str, Any]) -> dict[str, Any]:
-                status = dangling_condition(current, names, now)
-                if status is not None:
-                    current["status"] = status
-                return current
-            try:
-                await self.store.guaranteed_update(key, with_condition)
-            except storage_errors.KeyNotFound:
-                pass
+    async def _write_condition(self, key: str, names: set[str], now: str) -> None:
+        def with_condition(current: dict[str, Any]) -> dict[str, Any]:
+            status = dangling_condition(current, names, now)
+            if status is not None:
+                current["status"] = status
+            return current
+        try:
+            await self.store.guaranteed_update(key, with_condition)
+        except storage_errors.KeyNotFound:
+            pass
 
     async def _follow(self, revision: int | None) -> None:
         while True:

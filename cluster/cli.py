@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--authorization-mode", default=None, metavar="MODES",
                     help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default RBAC, "
                          "AlwaysAllow with --http)")
+    _add_flow_control_flags(up)
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
@@ -95,6 +96,27 @@ def _parser() -> argparse.ArgumentParser:
     fault_cmd.add_gpu_command(fault_kinds)
     node_fault.add_node_command(fault_kinds)
     return parser
+
+
+def _bool_flag(raw: str) -> bool:
+    """A Go-style boolean flag value (--enable-priority-and-fairness=false)."""
+    value = raw.strip().lower()
+    if value in ("true", "t", "1"):
+        return True
+    if value in ("false", "f", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid boolean value "{raw}"')
+
+
+def _add_flow_control_flags(up: argparse.ArgumentParser) -> None:
+    """kube-apiserver's API Priority and Fairness flags, same names, meaning and defaults."""
+    up.add_argument("--enable-priority-and-fairness", type=_bool_flag, default=True, metavar="BOOL",
+                    help="classify and queue requests by FlowSchema and priority level (API Priority and Fairness; "
+                         "default true)")
+    up.add_argument("--max-requests-inflight", type=int, default=400, metavar="N",
+                    help="with --max-mutating-requests-inflight: the seats API Priority and Fairness shares out")
+    up.add_argument("--max-mutating-requests-inflight", type=int, default=200, metavar="N",
+                    help="see --max-requests-inflight")
 
 
 def _add_authentication_flags(up: argparse.ArgumentParser) -> None:
@@ -184,6 +206,8 @@ async def up(args: argparse.Namespace) -> int:
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
         admission_plugins=_admission_plugins(args), authorization_mode=args.authorization_mode,
         authentication=_authentication(args, data_dir, None if args.http else token),
+        priority_and_fairness=args.enable_priority_and_fairness, max_requests_inflight=args.max_requests_inflight,
+        max_mutating_requests_inflight=args.max_mutating_requests_inflight,
     )
     _tune_gc()
     stop = asyncio.Event()

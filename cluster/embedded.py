@@ -55,6 +55,7 @@ class Options:
     controllers: tuple[str, ...] = builtin.NAMES
     controller_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. a shorter grace period
     lease_duration: int = 40  # the kubelets' Lease, renewed at a quarter of it
+    priority_and_fairness: bool = True  # kube-apiserver's --enable-priority-and-fairness
 
     def shapes(self) -> list[pools.NodeShape]:
         model = self.gpu_model if self.gpus_per_node else "none"
@@ -122,7 +123,7 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     # one-page transactions cost ~1 s of fdatasync here, more than a test cluster's whole life saves.
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
                                  feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL),
-                                 store_reserve_bytes=0)
+                                 priority_and_fairness=options.priority_and_fairness, store_reserve_bytes=0)
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from apiserver import conversion, errors, listing, query_flags, responses, tables
 from apiserver.context import Endpoint
+from apiserver.flowcontrol import filter as flowcontrol
 from storage import errors as storage_errors
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
@@ -165,6 +166,7 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
             err = errors.from_storage(exc, ep.resource.resource, ep.resource.group, "")
             await stream.write(b'{"type":"ERROR","object":' + responses.encode(err.status()) + b"}\n")
             return response
+        flowcontrol.watch_initialized(request)  # APF holds a watch's seats only until here, as upstream
         try:
             await _pump(stream, watcher, deadline, bookmarks, ep, request)
         finally:

@@ -206,13 +206,14 @@ def print_rows(verbs: list[Verb], clients: int, profile: Path | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.write_cpu", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="200 pods (a smoke run) instead of 3,000")
+    parser.add_argument("--pods", type=int, default=None, help="pods per verb (default 3,000; --quick 200)")
     parser.add_argument("--clients", type=int, default=16, help="requests in flight (default 16)")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
                         help="py-spy samples of the server per verb go to DIR/<verb>.txt")
     args = parser.parse_args(argv)
     if args.profile is not None and not _profiling.available():
         parser.error("--profile needs py-spy on PATH (pip install py-spy)")
-    count = 200 if args.quick else 3000
+    count = args.pods or (200 if args.quick else 3000)
     verbs = asyncio.run(run(count, args.clients, args.profile))
     print_rows(verbs, args.clients, args.profile)
     return 1 if any(v.failed for v in verbs) else 0

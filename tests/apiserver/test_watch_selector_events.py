@@ -14,13 +14,19 @@ from apiserver import event_objects
 PODS = "/api/v1/namespaces/default/pods"
 
 
-def test_the_same_bytes_object_decodes_once() -> None:
+def test_the_same_bytes_decode_once() -> None:
     value = b'{"metadata":{"name":"a"}}'
     first = event_objects.shared(value)
     assert event_objects.shared(value) is first
-    equal_but_other = bytes(bytearray(value))
-    assert event_objects.shared(equal_but_other) == first
-    assert event_objects.shared(equal_but_other) is not first
+    assert event_objects.shared(bytes(bytearray(value))) is first  # equal bytes: a MODIFIED's previous value
+    assert event_objects.shared(b'{"metadata":{"name":"b"}}') == {"metadata": {"name": "b"}}
+
+
+def test_the_table_keeps_at_most_its_capacity() -> None:
+    for i in range(event_objects.CAPACITY + 10):
+        event_objects.shared(b'{"i":%d}' % i)
+    assert len(event_objects._decoded) <= event_objects.CAPACITY
+    assert event_objects.shared(b'{"i":3}') == {"i": 3}
 
 
 async def _watch(api: Any, rv: str, accept: str = "application/json", **params: str) -> aiohttp.ClientResponse:

@@ -18,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import conversion, errors, listing, query_flags, responses, tables
+from apiserver import conversion, errors, event_objects, listing, query_flags, responses, tables
 from apiserver.context import Endpoint
 from apiserver.flowcontrol import filter as flowcontrol
 from storage import errors as storage_errors
@@ -94,22 +94,25 @@ class _Stream:
     def event_frame(self, kind: str, value: bytes, prev: bytes | None, revision: int) -> bytes | None:
         if not self.decode:
             return self.frame(kind, value)
-        obj = responses.decode(value)
+        # Tables and partial metadata are built from the object, converted in place: a private
+        # copy. A plain watch only reads it to match, then sends the stored bytes as they are.
+        private = self.wanted.form != "object"
+        obj = responses.decode(value) if private else event_objects.shared(value)
         now_matches = self.sel.matches(obj)
         if kind == "MODIFIED" and prev is not None:
-            old = responses.decode(prev)
-            was_matching = self.sel.matches(old)
+            was_matching = self.sel.matches(event_objects.shared(prev))
             if now_matches and not was_matching:
                 kind = "ADDED"
             elif was_matching and not now_matches:
                 # kube sends the last matching state, stamped with this event's revision.
+                old = responses.decode(prev)
                 old["metadata"]["resourceVersion"] = str(revision)
                 return self.frame("DELETED", b"", old)
             elif not now_matches:
                 return None
         elif not now_matches:
             return None
-        return self.frame(kind, value, obj)
+        return self.frame(kind, value, obj if private else None)
 
     def bookmark(self, revision: int, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(revision)}

@@ -9,9 +9,15 @@ from typing import Any
 from apiserver.requestinfo import RequestInfo
 
 
+_second: list[Any] = [-1, ""]  # the last whole second formatted, and its text: most events share it
+
+
 def micro_time(at: float) -> str:
-    stamp = datetime.datetime.fromtimestamp(at, datetime.timezone.utc)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    second = int(at)
+    if second != _second[0]:
+        _second[0] = second
+        _second[1] = datetime.datetime.fromtimestamp(second, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{_second[1]}.{int((at - second) * 1e6):06d}Z"
 
 
 def object_ref(info: RequestInfo) -> dict[str, Any] | None:

@@ -18,8 +18,8 @@ if it sent one, else a new UUID), audit log or not, as upstream's WithAuditInit 
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
@@ -53,17 +53,22 @@ class Context:
 KEY: web.RequestKey[Context] = web.RequestKey("haru_audit", Context)
 
 
-def audit_id_of(request: web.Request) -> str:
-    ctx = request.get(KEY)
-    if ctx is None:
-        ctx = request[KEY] = Context(request.headers.get("Audit-ID") or str(uuid.uuid4()))
-    return ctx.audit_id
+def new_id() -> str:
+    """A random (version 4) UUID, as text: uuid.uuid4() without its object, for every answer."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+
+
+_VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
 
 
 async def on_prepare(request: web.Request, response: web.StreamResponse) -> None:
     """Every answer's Audit-Id header; the ResponseStarted event of a long-running one."""
-    response.headers[HEADER] = audit_id_of(request)
-    ctx = request[KEY]
+    ctx = request.get(KEY)
+    if ctx is None:  # no audit log, or a request the filter never saw (a 401)
+        response.headers[HEADER] = request.headers.get("Audit-ID") or new_id()
+        return
+    response.headers[HEADER] = ctx.audit_id
     if ctx.event is not None and ctx.long_running:
         auditor: Auditor = request.app[AUDITOR]
         auditor.emit(ctx, "ResponseStarted", ev.response_status(response.status))
@@ -90,8 +95,7 @@ class Auditor:
         self.log = log
 
     def begin(self, request: web.Request, info: RequestInfo, user: Any, impersonator: Any | None) -> Context:
-        ctx = request.get(KEY) or Context(request.headers.get("Audit-ID") or str(uuid.uuid4()))
-        request[KEY] = ctx
+        ctx = request[KEY] = Context(request.headers.get("Audit-ID") or new_id())
         actor = impersonator or user
         verb = info.verb
         decision = self.policy.evaluate(Request(

@@ -17,6 +17,7 @@ from kubernetes import client as pyclient
 from kubernetes.client.rest import ApiException
 
 from apiserver import runner
+from apiserver.app import AUDITOR
 from apiserver.audit import options
 from tests.conftest import InProcess
 
@@ -53,7 +54,9 @@ async def audited(tmp_path: Path) -> AsyncIterator[tuple[InProcess, Path]]:
         await running.stop()
 
 
-def _events(log: Path, audit_id: str) -> list[dict[str, Any]]:
+def _events(log: Path, audit_id: str, api: InProcess | None = None) -> list[dict[str, Any]]:
+    if api is not None:
+        api.running.server.extra[AUDITOR].log.flush()  # lines are written in batches, every 20 ms
     return [event for event in map(msgspec.json.decode, log.read_bytes().splitlines()) if event["auditID"] == audit_id]
 
 
@@ -68,7 +71,7 @@ async def test_a_create_at_request_response_records_both_objects_without_managed
     _, _, headers = await asyncio.to_thread(core.create_namespaced_config_map_with_http_info, "default", body)
     core.api_client.close()
     audit_id = headers["Audit-Id"]
-    received, complete = _events(log, audit_id)
+    received, complete = _events(log, audit_id, api)
     assert [received["stage"], complete["stage"]] == ["RequestReceived", "ResponseComplete"]
     assert list(complete) == ["kind", "apiVersion", "level", "auditID", "stage", "requestURI", "verb", "user",
                               "sourceIPs", "userAgent", "objectRef", "responseStatus", "requestObject",
@@ -96,7 +99,7 @@ async def test_an_error_keeps_the_bounded_status_and_request_level_omits_the_res
         await asyncio.to_thread(core.read_namespaced_secret, "nope", "default")
     core.api_client.close()
     assert missing.value.status == 404
-    (complete,) = _events(log, missing.value.headers["Audit-Id"])  # RequestReceived is omitted for secrets
+    (complete,) = _events(log, missing.value.headers["Audit-Id"], api)  # RequestReceived is omitted for secrets
     assert complete["stage"] == "ResponseComplete" and complete["level"] == "Request"
     assert complete["responseStatus"] == {"metadata": {}, "status": "Failure", "message": 'secrets "nope" not found',
                                           "reason": "NotFound", "details": {"name": "nope", "kind": "secrets"},
@@ -109,7 +112,7 @@ async def test_a_watch_has_a_response_started_stage_and_metadata_has_no_objects(
     async with api.session.get(api.url + "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1") as resp:
         await resp.read()
         audit_id = resp.headers["Audit-Id"]
-    stages = _events(log, audit_id)
+    stages = _events(log, audit_id, api)
     assert [e["stage"] for e in stages] == ["RequestReceived", "ResponseStarted", "ResponseComplete"]
     assert all(e["level"] == "Metadata" and e["verb"] == "watch" for e in stages)
     assert stages[1]["responseStatus"] == {"metadata": {}, "code": 200}
@@ -122,7 +125,7 @@ async def test_level_none_records_nothing_and_the_clients_audit_id_is_kept(audit
     assert status == 200 and headers["Audit-Id"] == "my-own-id"
     status, _, headers = await api.request("GET", "/apis/coordination.k8s.io/v1/leases")
     assert status == 200 and headers["Audit-Id"]
-    assert _events(log, "my-own-id") == [] and _events(log, headers["Audit-Id"]) == []
+    assert _events(log, "my-own-id", api) == [] and _events(log, headers["Audit-Id"], api) == []
 
 
 async def test_impersonation_names_both_users(audited: Any) -> None:
@@ -130,7 +133,7 @@ async def test_impersonation_names_both_users(audited: Any) -> None:
     status, _, headers = await api.request("GET", "/api/v1/namespaces", headers={
         "Impersonate-User": "jane", "Impersonate-Group": "devs"})
     assert status == 200
-    complete = _events(log, headers["Audit-Id"])[-1]
+    complete = _events(log, headers["Audit-Id"], api)[-1]
     assert complete["user"]["username"] == "kubernetes-admin"
     assert complete["impersonatedUser"] == {"username": "jane", "groups": ["devs", "system:authenticated"]}
     assert list(complete).index("impersonatedUser") == list(complete).index("user") + 1
@@ -149,7 +152,7 @@ async def test_a_forbidden_request_records_the_decision(tmp_path: Path) -> None:
                 audit_id = resp.headers["Audit-Id"]
     finally:
         await running.stop()
-    complete = _events(log, audit_id)[-1]
+    complete = _events(log, audit_id)[-1]  # stopped: the log was flushed at close
     assert complete["annotations"]["authorization.k8s.io/decision"] == "forbid"
     assert "authorization.k8s.io/reason" in complete["annotations"]
     assert complete["responseStatus"]["code"] == 403 and complete["responseStatus"]["reason"] == "Forbidden"

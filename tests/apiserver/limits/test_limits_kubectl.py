@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -65,10 +66,15 @@ def test_kubectls_requests_are_in_the_audit_log(audited_haru) -> None:
     cluster, log = audited_haru
     cluster.kubectl("create", "configmap", "audited", "--from-literal=k=v")
     cluster.kubectl("get", "configmap", "audited")
-    events = [msgspec.json.decode(line) for line in log.read_bytes().splitlines()]
-    mine = [e for e in events if e.get("objectRef", {}).get("name") == "audited"]
-    creates = [e for e in mine if e["verb"] == "create" and e["stage"] == "ResponseComplete"]
-    gets = [e for e in mine if e["verb"] == "get" and e["stage"] == "ResponseComplete"]
+    deadline = time.monotonic() + 30
+    while True:  # the log is written in batches, every 20 ms
+        events = [msgspec.json.decode(line) for line in log.read_bytes().splitlines()]
+        mine = [e for e in events if e.get("objectRef", {}).get("name") == "audited"]
+        creates = [e for e in mine if e["verb"] == "create" and e["stage"] == "ResponseComplete"]
+        gets = [e for e in mine if e["verb"] == "get" and e["stage"] == "ResponseComplete"]
+        if gets or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(creates) == 1 and len(gets) == 1
     assert creates[0]["userAgent"].startswith("kubectl/v1.36.3")
     assert creates[0]["requestObject"]["data"] == {"k": "v"}  # kubectl sent it as protobuf

@@ -20,6 +20,7 @@ from aiohttp import web
 
 from apiserver import (auth, bodies, componentstatuses, discovery, errors, features, health, metrics, openapi,
                        openapi_v2, requestinfo, responses, version)
+from apiserver.audit import recorder as audit
 from apiserver.authorization import attributes as authz_attributes, chain as authz_chain, impersonation
 from apiserver.authentication import chain, oidc_discovery, options as authn_options
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
@@ -36,6 +37,7 @@ METRICS_KEY: web.AppKey[metrics.Metrics] = web.AppKey("haru_metrics", metrics.Me
 USER_KEY: web.RequestKey[auth.User] = web.RequestKey("haru_user", auth.User)
 REQUEST_INFO_KEY: web.RequestKey[requestinfo.RequestInfo] = web.RequestKey("haru_request_info",
                                                                             requestinfo.RequestInfo)
+IMPERSONATOR_KEY: web.RequestKey[auth.User] = web.RequestKey("haru_impersonator", auth.User)
 _PUBLIC = ("/healthz", "/livez", "/readyz", "/version")  # system:public-info-viewer paths
 # Anonymous may reach these too; upstream's RBAC grants them to system:serviceaccounts only
 # (system:service-account-issuer-discovery) unless an admin binds system:unauthenticated.
@@ -43,16 +45,25 @@ _ANONYMOUS_EXACT = frozenset(oidc_discovery.PATHS)
 ANONYMOUS = auth.User("system:anonymous", ("system:unauthenticated",))
 _CONNECT = frozenset({"log", "exec", "attach", "portforward", "proxy"})
 FLOW_CONTROL = "flow_control"  # server.extra: the flowcontrol.filter.FlowControl, when APF is on
+AUDITOR = "auditor"  # server.extra key of the `audit.Auditor` (`--audit-log-path` + `--audit-policy-file`)
 
 
 def build(server: Server) -> web.Application:
+    auditor: audit.Auditor | None = server.extra.get(AUDITOR)
+    # Upstream's order: authentication, audit, (impersonation, inside `authenticate` here),
+    # priority and fairness, authorization.
     chain: list[Any] = [errors_and_metrics, authenticate]
+    if auditor is not None:  # the audit filter only with an audit log (`apiserver/audit/`): else it costs nothing
+        chain.append(audit_filter)
     if FLOW_CONTROL in server.extra:  # --enable-priority-and-fairness (on unless turned off)
         chain.append(priority_and_fairness)
     chain.append(authorize)
     app = web.Application(middlewares=chain, client_max_size=4 * 1024 * 1024)
     if FLOW_CONTROL in server.extra:
         app.on_response_prepare.append(flowcontrol.on_response_prepare)
+    if auditor is not None:
+        app[audit.AUDITOR] = auditor
+    app.on_response_prepare.append(audit.on_prepare)  # Audit-Id on every answer, as upstream
     app[SERVER_KEY] = server
     app[METRICS_KEY] = metrics.Metrics()
     if "authenticator" not in server.extra:
@@ -128,6 +139,7 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
         server = server_of(request)
         authorizer: authz_chain.Authorizer = server.extra[authz_chain.AUTHORIZER]
         own = authz_attributes.from_request(user, info, request.query.get("fieldSelector", ""))
+        request[IMPERSONATOR_KEY] = user
         user = impersonation.impersonate(user, request.headers, authorizer.authorize, own,
                                          constrained=server.gates.enabled("ConstrainedImpersonation"))
     request[USER_KEY] = user
@@ -163,11 +175,18 @@ async def priority_and_fairness(request: web.Request, handler: Handler) -> web.S
 
 
 @web.middleware
+async def audit_filter(request: web.Request, handler: Handler) -> web.StreamResponse:
+    return await audit.filter(request, handler, request[REQUEST_INFO_KEY], request[USER_KEY],
+                              request.get(IMPERSONATOR_KEY))
+
+
+@web.middleware
 async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
     info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
     authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
     attrs = authz_attributes.from_request(request[USER_KEY], info, request.query.get("fieldSelector", ""))
     decision = authorizer.authorize(attrs)
+    audit.note_decision(request, decision.allowed, decision.reason)
     if not decision.allowed:
         raise authz_attributes.forbidden(attrs, decision.reason)
     return await handler(request)

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from admission.policy import manifests
 from apiserver import admitting, app as app_module
+from apiserver.audit import options as audit_options
 from apiserver import bootstrap as bootstrap_module, health, label_index, registry, seed
 from apiserver.authorization import bootstrap_policy, chain as authz_chain
 from apiserver.authentication import oidc_discovery, options as authn_options
@@ -50,6 +51,9 @@ class Running:
         if self.admission is not None:
             await self.admission.stop()
         await self.server.store.close()
+        auditor = self.server.extra.get(app_module.AUDITOR)
+        if auditor is not None:
+            auditor.log.close()
 
 
 async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
@@ -59,14 +63,16 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
                 authentication: authn_options.Options | None = None, priority_and_fairness: bool = True,
                 max_requests_inflight: int = flowcontrol_config.MAX_REQUESTS_INFLIGHT,
                 max_mutating_requests_inflight: int = flowcontrol_config.MAX_MUTATING_REQUESTS_INFLIGHT,
-                store_reserve_bytes: int | None = None) -> Running:
+                store_reserve_bytes: int | None = None, audit: audit_options.Options | None = None) -> Running:
     """`authentication`: the authn flags; by default the admin token alone, and the service-account
     signing key kept in `<data_dir>/pki/sa.key` (made on first use) so tokens outlive a restart.
     `priority_and_fairness`: kube-apiserver's --enable-priority-and-fairness; the two limits are its
     --max-requests-inflight and --max-mutating-requests-inflight, APF's total seats together.
-    `store_reserve_bytes`: the store's up-front disk reserve (`Store.open`; None: its default)."""
+    `store_reserve_bytes`: the store's up-front disk reserve (`Store.open`; None: its default).
+    `audit`: the audit flags; a policy file that does not load raises `PolicyError` here."""
     os.makedirs(data_dir, exist_ok=True)
     gates = FeatureGates.parse(feature_gates)
+    auditor = audit.build() if audit is not None else None
     modes = authz_chain.parse_modes(authorization_mode or authz_chain.default_mode(authenticated=admin_token is not None))
     store = await Store.open(os.path.join(data_dir, "store"), reserve_bytes=store_reserve_bytes)
     server = Server(store=store, registry=registry.Registry.builtin(gates), gates=gates, admin_token=admin_token)
@@ -78,6 +84,8 @@ async def start(data_dir: str, *, host: str = "127.0.0.1", port: int = 0,
     except (OSError, ValueError):
         await store.close()
         raise
+    if auditor is not None:
+        server.extra[app_module.AUDITOR] = auditor
     metrics_resources.register(server.registry)  # metrics-server's aggregated API, served here
     server.extra[authz_chain.AUTHORIZER] = authz_chain.Authorizer(modes, store)
     # Upstream's default roles and bindings exist before the first request is authorized.

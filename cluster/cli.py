@@ -34,6 +34,7 @@ import aiohttp
 from admission import assembly
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
+from apiserver.audit import options as audit_options
 from apiserver.authorization import chain as authz_chain
 from apiserver.authentication import options as authn_options, token_file
 from apiserver.features import FeatureGates
@@ -82,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--record-results", action="store_true",
                     help="the scheduler writes each attempt's filter and score results to the pod's annotations")
     _add_authentication_flags(up)
+    _add_audit_flags(up)
     node_flags.add_shape_flags(up)
     conformance_cli.add_arguments(commands.add_parser(
         "conformance", help="run the Kubernetes 1.36 conformance-style suite against a cluster"))
@@ -132,6 +134,27 @@ def _add_authentication_flags(up: argparse.ArgumentParser) -> None:
                     help="comma-separated audiences the API server accepts tokens for (default: the issuer)")
     up.add_argument("--service-account-jwks-uri", default="", metavar="URL",
                     help="the jwks_uri in /.well-known/openid-configuration (default: this server's /openid/v1/jwks)")
+
+
+def _add_audit_flags(up: argparse.ArgumentParser) -> None:
+    """kube-apiserver's audit-log flags, same names and meaning (apiserver/audit/)."""
+    up.add_argument("--audit-log-path", default="", metavar="PATH",
+                    help="write audit events to this file as JSON lines ('-' for stdout); needs --audit-policy-file")
+    up.add_argument("--audit-policy-file", default="", metavar="FILE",
+                    help="an audit.k8s.io/v1 Policy: which requests are logged, at which level")
+    up.add_argument("--audit-log-maxage", type=int, default=0, metavar="DAYS",
+                    help="remove rotated audit logs older than this many days (0: keep)")
+    up.add_argument("--audit-log-maxbackup", type=int, default=0, metavar="N",
+                    help="keep at most this many rotated audit logs (0: all)")
+    up.add_argument("--audit-log-maxsize", type=int, default=0, metavar="MB",
+                    help="rotate the audit log when it reaches this many megabytes (0: never)")
+
+
+def _audit(args: argparse.Namespace) -> audit_options.Options:
+    return audit_options.Options(
+        log_path=args.audit_log_path if args.audit_log_path in ("", "-") else os.path.abspath(args.audit_log_path),
+        policy_file=os.path.abspath(args.audit_policy_file) if args.audit_policy_file else "",
+        max_age_days=args.audit_log_maxage, max_backups=args.audit_log_maxbackup, max_size_mb=args.audit_log_maxsize)
 
 
 def _authentication(args: argparse.Namespace, data_dir: str, token: str | None) -> authn_options.Options:
@@ -205,7 +228,7 @@ async def up(args: argparse.Namespace) -> int:
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
         admission_plugins=_admission_plugins(args), authorization_mode=args.authorization_mode,
-        authentication=_authentication(args, data_dir, None if args.http else token),
+        authentication=_authentication(args, data_dir, None if args.http else token), audit=_audit(args),
         priority_and_fairness=args.enable_priority_and_fairness, max_requests_inflight=args.max_requests_inflight,
         max_mutating_requests_inflight=args.max_mutating_requests_inflight,
     )
@@ -300,6 +323,7 @@ def _check_flags(args: argparse.Namespace) -> None:
             token_file.load(os.path.abspath(args.token_auth_file))
         except OSError as exc:
             raise ValueError(f"--token-auth-file: {exc}") from None
+    _audit(args).check()  # a malformed --audit-policy-file stops haru up here (PolicyError is a ValueError)
 
 
 async def _pod_names(data_dir: str) -> dict[str, str]:

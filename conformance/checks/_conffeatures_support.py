@@ -91,6 +91,12 @@ async def schedulable_nodes(ctx: Context) -> list[Obj]:
     return sorted((n for n in nodes if _ready(n)), key=lambda n: n["metadata"]["name"])
 
 
+def cores(node: Obj) -> int:
+    """Whole allocatable CPUs of a node ("16" or "15500m")."""
+    text = str(((node.get("status") or {}).get("allocatable") or {}).get("cpu") or "0")
+    return int(text[:-1]) // 1000 if text.endswith("m") else int(float(text))
+
+
 async def a_node(ctx: Context, index: int = 0) -> str:
     nodes = await schedulable_nodes(ctx)
     if len(nodes) <= index:

@@ -178,9 +178,9 @@ async def claim(ctx: Context, requests: list[Obj], *, name: str = "", constraint
 
 def pod_body(name: str, *, claims: dict[str, str] | None = None, templates: dict[str, str] | None = None,
              requests: Obj | None = None, spec: Obj | None = None, command: list[str] | None = None,
-             labels: dict[str, str] | None = None) -> Obj:
+             labels: dict[str, str] | None = None, image: str = PAUSE) -> Obj:
     """A pause pod; `claims` maps pod claim names to ResourceClaims, `templates` to templates."""
-    container: Obj = {"name": "c", "image": PAUSE}
+    container: Obj = {"name": "c", "image": image}
     if command:
         container["command"] = command
     entries = [{"name": k, "resourceClaimName": v} for k, v in (claims or {}).items()]

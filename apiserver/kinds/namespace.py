@@ -42,6 +42,8 @@ class NamespaceStrategy(DefaultingStrategy):
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)
+        # Again here: a name from generateName is drawn after defaulting (upstream's Canonicalize).
+        self.default(obj)
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
         finalizers = list(spec.get("finalizers") or [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.apiserver.kinds.writes import create, created, edited, messages, strategy, update
+from tests.conftest import InProcess
 
 
 def namespaces():
@@ -88,3 +89,15 @@ def test_status_phase_follows_deletion(deleting, phase, expected):
     new = edited(old)
     new["status"] = {"phase": phase}
     assert messages(update(namespaces().status_strategy(), new, old)) == expected
+
+
+async def test_a_namespace_named_by_generate_name_gets_its_name_label(api: InProcess) -> None:
+    # The name is drawn after defaulting, so the label must be set once the name is known
+    # (upstream's Canonicalize), also when the client sends labels of its own.
+    status, ns, _ = await api.request("POST", "/api/v1/namespaces", json={
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "gen-", "labels": {"team": "a"}}})
+    assert status == 201, ns
+    assert ns["metadata"]["labels"] == {"team": "a", "kubernetes.io/metadata.name": ns["metadata"]["name"]}
+    status, listed, _ = await api.request("GET", "/api/v1/namespaces?labelSelector=kubernetes.io/metadata.name%3D"
+                                          + ns["metadata"]["name"])
+    assert [n["metadata"]["name"] for n in listed["items"]] == [ns["metadata"]["name"]]

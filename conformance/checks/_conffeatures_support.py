@@ -13,6 +13,7 @@ devices. `exec_output` runs a command in a container over the websocket exec pro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Awaitable, Callable
 
@@ -312,3 +313,60 @@ async def exec_output(ctx: Context, pod_name: str, command: list[str], container
                     causes = ((status.get("details") or {}).get("causes")) or []
                     code = next((int(c["message"]) for c in causes if c.get("reason") == "ExitCode"), 1)
     return b"".join(stdout).decode(errors="replace"), code
+
+
+# Other identities --------------------------------------------------------------------------------
+
+async def service_account(ctx: Context, rules: list[Obj], *, namespaced_rules: list[Obj] | None = None) -> tuple[str, str]:
+    """A fresh ServiceAccount bound to a ClusterRole with `rules` (and a Role with `namespaced_rules`
+    in the check's namespace); (username, bearer token)."""
+    name = ctx.name("sa")
+    await ctx.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
+    username = f"system:serviceaccount:{ctx.namespace}:{name}"
+    subject = [{"kind": "ServiceAccount", "name": name, "namespace": ctx.namespace}]
+    role = f"{ctx.namespace}-{name}"
+    rbac = "rbac.authorization.k8s.io/v1"
+    if rules:
+        await ctx.create({"apiVersion": rbac, "kind": "ClusterRole", "metadata": {"name": role}, "rules": rules})
+        await ctx.create({"apiVersion": rbac, "kind": "ClusterRoleBinding", "metadata": {"name": role},
+                          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                          "subjects": subject})
+    if namespaced_rules:
+        await grant_in_namespace(ctx, subject, namespaced_rules)
+    token = await ctx.api.request("POST", f"/api/v1/namespaces/{ctx.namespace}/serviceaccounts/{name}/token",
+                                  body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                        "spec": {"expirationSeconds": 3600}})
+    return username, token["status"]["token"]
+
+
+async def grant_in_namespace(ctx: Context, subjects: list[Obj], rules: list[Obj]) -> None:
+    """A Role with `rules` in the check's namespace, bound to `subjects`."""
+    role = ctx.name("role")
+    rbac = "rbac.authorization.k8s.io/v1"
+    await ctx.create({"apiVersion": rbac, "kind": "Role", "metadata": {"name": role}, "rules": rules})
+    await ctx.create({"apiVersion": rbac, "kind": "RoleBinding", "metadata": {"name": role},
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+                      "subjects": subjects})
+
+
+def rule(verbs: list[str], groups: list[str], resources: list[str], names: list[str] | None = None) -> Obj:
+    found: Obj = {"verbs": verbs, "apiGroups": groups, "resources": resources}
+    if names:
+        found["resourceNames"] = names
+    return found
+
+
+async def as_token(ctx: Context, token: str, method: str, url: str, *, headers: dict[str, str] | None = None,
+                   body: Any = None, ssl: Any = None) -> tuple[int, Any]:
+    """One request with `token` instead of the suite's credentials; (status, decoded body or text)."""
+    sent = {"Authorization": f"Bearer {token}", "Accept": "application/json", **(headers or {})}
+    # The suite's own client certificate must not ride along: trust the server, present nothing.
+    bare = dataclasses.replace(ctx.api.config, token=None, client_cert_pem=None, client_key_pem=None)
+    context = bare.ssl_context() if ssl is None else ssl
+    async with aiohttp.ClientSession() as session:
+        async with session.request(method, url, headers=sent, json=body, ssl=context) as response:
+            text = await response.text()
+            try:
+                return response.status, json.loads(text)
+            except ValueError:
+                return response.status, text

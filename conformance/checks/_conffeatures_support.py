@@ -13,9 +13,10 @@ devices. `exec_output` runs a command in a container over the websocket exec pro
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 import aiohttp
 
@@ -149,7 +150,7 @@ async def own_slice(ctx: Context, node: str | None, devices: list[Obj], *, pool:
                             "metadata": {"generateName": f"{ctx.namespace}-"}, "spec": spec})
 
 
-async def own_class(ctx: Context, *, selectors: list[str] = (), extra: Obj | None = None) -> str:  # type: ignore[assignment]
+async def own_class(ctx: Context, *, selectors: Sequence[str] = (), extra: Obj | None = None) -> str:
     """A DeviceClass that selects the check's own driver (plus `selectors`); its name."""
     name = f"{ctx.namespace}-{ctx.name('class')}"
     exprs = [f'device.driver == "{driver_of(ctx)}"', *selectors]
@@ -159,7 +160,7 @@ async def own_class(ctx: Context, *, selectors: list[str] = (), extra: Obj | Non
     return name
 
 
-def exactly(name: str, device_class: str, *, count: int | None = None, selectors: list[str] = (),  # type: ignore[assignment]
+def exactly(name: str, device_class: str, *, count: int | None = None, selectors: Sequence[str] = (),
             **more: Any) -> Obj:
     request: Obj = {"deviceClassName": device_class, **more}
     if count is not None:
@@ -284,7 +285,6 @@ async def delete_pod_and_wait(ctx: Context, name: str, timeout: float = 30.0) ->
 
 async def stays(ctx: Context, probe: Callable[[], Awaitable[bool]], rounds: int = 10) -> None:
     """`probe` must keep holding over a few polls (a negative outcome has no event to wait for)."""
-    import asyncio
     for _ in range(rounds):
         assert await probe(), "the condition stopped holding"
         await asyncio.sleep(0.1)
@@ -317,7 +317,8 @@ async def exec_output(ctx: Context, pod_name: str, command: list[str], container
 
 # Other identities --------------------------------------------------------------------------------
 
-async def service_account(ctx: Context, rules: list[Obj], *, namespaced_rules: list[Obj] | None = None) -> tuple[str, str]:
+async def service_account(ctx: Context, rules: list[Obj], *,
+                          namespaced_rules: list[Obj] | None = None) -> tuple[str, str]:
     """A fresh ServiceAccount bound to a ClusterRole with `rules` (and a Role with `namespaced_rules`
     in the check's namespace); (username, bearer token)."""
     name = ctx.name("sa")

@@ -64,6 +64,15 @@ async def prioritized_count_fallback(ctx: Context) -> None:
     assert s.devices_of(got) == ["dev-0", "dev-1"]
 
 
+@feature("[Feature:DRAPrioritizedList] a request with both exactly and firstAvailable is Invalid",
+         area=AREA, kep="KEP-4816", gates=("DRAPrioritizedList",))
+async def prioritized_union_validated(ctx: Context) -> None:
+    body = {"apiVersion": s.RESOURCE_V1, "kind": "ResourceClaim", "metadata": {"name": ctx.name("claim")},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "c"},
+                                               "firstAvailable": [sub("a", "c")]}]}}}
+    await s.refused(ctx.create(body), 422, "Invalid", contains="exactly one of `exactly` or `firstAvailable`")
+
+
 @feature("[Feature:DRAPrioritizedList] a matchAttribute constraint steers the choice between subrequests",
          area=AREA, kep="KEP-4816", gates=("DRAPrioritizedList",))
 async def prioritized_with_constraint(ctx: Context) -> None:
@@ -173,7 +182,8 @@ async def per_device_node_selection(ctx: Context) -> None:
     claim = await s.claim(ctx, [s.exactly("d", cls)])
     created = await s.pod(ctx, claims={"dev": claim["metadata"]["name"]})
     bound = await s.scheduled(ctx, created["metadata"]["name"])
-    assert bound["spec"]["nodeName"] == target, f"the device lives on {target}, the pod went to {bound['spec']['nodeName']}"
+    assert bound["spec"]["nodeName"] == target, \
+        f"the device lives on {target}, the pod went to {bound['spec']['nodeName']}"
 
 
 # Consumable capacity ------------------------------------------------------------------------------

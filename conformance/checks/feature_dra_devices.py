@@ -54,6 +54,15 @@ async def tainted_device_tolerated(ctx: Context) -> None:
         f"the result should carry the toleration: {result}"
 
 
+@feature("[Feature:DRADeviceTaints] a slice's device taint gets its timeAdded set by the server",
+         area=AREA, kep="KEP-5055", gates=("DRADeviceTaints",))
+async def taint_time_added(ctx: Context) -> None:
+    node = await s.a_node(ctx)
+    created = await s.own_slice(ctx, node, [tainted("bad", "NoSchedule")])
+    [taint] = created["spec"]["devices"][0]["taints"]
+    assert taint.get("timeAdded"), f"timeAdded is set automatically: {taint}"
+
+
 async def rule(ctx: Context, device: str, effect: str) -> dict[str, object]:
     return await s.make(ctx, {"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule",
                               "metadata": {"name": f"{ctx.namespace}-{device}"},

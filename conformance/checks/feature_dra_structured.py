@@ -229,3 +229,14 @@ async def claim_spec_immutable(ctx: Context) -> None:
     claim = await s.claim(ctx, [s.exactly("one", "some-class")])
     claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2
     await s.refused(ctx.update(claim), 422, "Invalid", contains="immutable")
+
+
+@feature("[Feature:DynamicResourceAllocation] a ResourceSlice must name exactly one of nodeName, nodeSelector, "
+         "allNodes, perDeviceNodeSelection", area=AREA, kep=KEP)
+async def slice_node_selection_validated(ctx: Context) -> None:
+    body = {"apiVersion": s.RESOURCE_V1, "kind": "ResourceSlice", "metadata": {"name": f"{ctx.namespace}-bad"},
+            "spec": {"driver": s.driver_of(ctx), "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                     "nodeName": await s.a_node(ctx), "allNodes": True, "devices": [{"name": "d"}]}}
+    await s.refused(s.make(ctx, body), 422, "Invalid", contains="but multiple fields are set")
+    del body["spec"]["nodeName"], body["spec"]["allNodes"]
+    await s.refused(s.make(ctx, body), 422, "Invalid", contains="exactly one of `nodeName`")

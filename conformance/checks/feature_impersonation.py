@@ -6,7 +6,7 @@ a Role in the check's namespace."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from conformance.checks import _conffeatures_support as s
 from conformance.context import Context
@@ -18,7 +18,7 @@ GATES = ("ConstrainedImpersonation",)
 AUTHN = "authentication.k8s.io"
 
 
-def user_info(names: list[str], verbs: list[str], resources: list[str] = ("configmaps",)) -> list[dict[str, Any]]:  # type: ignore[assignment]
+def user_info(names: list[str], verbs: list[str], resources: Sequence[str] = ("configmaps",)) -> list[dict[str, Any]]:
     return [s.rule(["impersonate:user-info"], [AUTHN], ["users"], names),
             s.rule([f"impersonate-on:user-info:{verb}" for verb in verbs], [""], list(resources))]
 

@@ -63,7 +63,7 @@ async def host_users_default(ctx: Context) -> None:
     name = await userns_pod(ctx, host_users=None)
     assert await id_map(ctx, name) == HOST_MAP, "the host namespace maps every ID to itself"
     found = await s.get_pod(ctx, name)
-    assert found["spec"].get("hostUsers") in (None, True), f"hostUsers was defaulted to {found['spec'].get('hostUsers')}"
+    assert found["spec"].get("hostUsers") in (None, True), f"hostUsers became {found['spec'].get('hostUsers')}"
 
 
 @feature("[Feature:UserNamespacesSupport] hostUsers: false is refused with hostPID or hostIPC",

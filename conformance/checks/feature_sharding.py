@@ -106,6 +106,8 @@ async def namespace_shard(ctx: Context) -> None:
     ours = fnv1a64(ctx.namespace) < 0x8000000000000000
     selector = f"shardRange(object.metadata.namespace, '0x0000000000000000', '{MID}')"
     listed = await ctx.api.list(CONFIGMAPS, None, shard_selector=selector)
+    assert (listed["metadata"].get("shardInfo") or {}).get("selector") == selector, \
+        f"the server did not apply the shard selector: {listed['metadata']}"
     here = [i for i in listed["items"] if i["metadata"]["namespace"] == ctx.namespace and i["metadata"]["name"] in made]
     assert len(here) == (4 if ours else 0), f"the namespace hashes {'in' if ours else 'out of'} the shard: {len(here)}"
     assert all(fnv1a64(i["metadata"]["namespace"]) < 0x8000000000000000 for i in listed["items"]), \

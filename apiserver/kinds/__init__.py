@@ -84,6 +84,8 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
             main.gates = gates  # HPAScaleToZero decides the lowest minReplicas
         if isinstance(main, (podgroup.PodGroupStrategy, workload.WorkloadStrategy)):
             main.gates = gates  # the gates that keep or drop its preemption and topology fields
+        if isinstance(main, pod.PodStrategy):
+            main.gates = gates  # UserNamespacesHostNetworkSupport lets hostUsers: false use hostNetwork
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

@@ -207,9 +207,22 @@ def pod_body(name: str, *, claims: dict[str, str] | None = None, templates: dict
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": body}
 
 
+_ACCOUNTS_SEEN: set[str] = set()
+
+
+async def default_account(ctx: Context) -> None:
+    """Wait for the namespace's `default` ServiceAccount: until the controller makes it, the
+    ServiceAccount admission plugin refuses pods (upstream's e2e framework waits for it too)."""
+    if ctx.namespace in _ACCOUNTS_SEEN:
+        return
+    await ctx.eventually(lambda: ctx.get("v1", "ServiceAccount", "default"), what="the default ServiceAccount")
+    _ACCOUNTS_SEEN.add(ctx.namespace)
+
+
 async def pod(ctx: Context, name: str = "", **options: Any) -> Obj:
     """Create a pod (see `pod_body`); it is deleted at once, without grace, when the check ends."""
     name = name or ctx.name("pod")
+    await default_account(ctx)
     created = await ctx.create(pod_body(name, **options))
     ctx.defer(lambda: _quietly(ctx.delete("v1", "Pod", name, grace_period_seconds=0)))
     return created

@@ -69,9 +69,22 @@ async def host_users_default(ctx: Context) -> None:
 @feature("[Feature:UserNamespacesSupport] hostUsers: false is refused with hostPID or hostIPC",
          area=AREA, kep=KEP, gates=GATES)
 async def host_namespaces_refused(ctx: Context) -> None:
+    await s.default_account(ctx)  # else ServiceAccount admission refuses the pod before validation
     for field in ("hostPID", "hostIPC"):
         body = s.pod_body(ctx.name("pod"), spec={"hostUsers": False, field: True})
         err = await s.refused(ctx.create(body), 422, "Invalid")
         # Upstream spells these two paths spec.HostPID / spec.HostIPC.
         fields = [str(c.get("field", "")).lower() for c in err.details.get("causes") or []]
         assert f"spec.{field}".lower() in fields, f"the cause should name spec.{field}: {err.status}"
+
+
+@feature("[Feature:UserNamespacesHostNetworkSupport] hostUsers: false is allowed with hostNetwork, and the pod "
+         "still gets its own ID range", area=AREA, kep="KEP-5607", gates=GATES + ("UserNamespacesHostNetworkSupport",))
+async def host_network_allowed(ctx: Context) -> None:
+    created = await s.pod(ctx, spec={"hostUsers": False, "hostNetwork": True}, command=["sleep", "3600"],
+                          image=BUSYBOX)
+    name = created["metadata"]["name"]
+    assert created["spec"].get("hostNetwork") is True and created["spec"].get("hostUsers") is False
+    await s.running(ctx, name)
+    inside, outside, _ = await id_map(ctx, name)
+    assert inside == 0 and outside > 0, f"hostNetwork must not give the pod the host user namespace: {outside}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.apiserver.kinds.writes import create, created, edited, messages, strategy, update
+from tests.conftest import InProcess
 
 
 def namespaces():

@@ -2,8 +2,9 @@
 
 PreEnqueue holds a pod while its PodGroup is missing and, for a gang, until minCount pods of it
 exist. Reserve remembers the group's pods assumed here; Permit makes them WAIT (5 minutes, as
-upstream's permitTimeoutDuration) until assumed + bound reach minCount, then allows them all; a
-pod unreserved after Permit rejects the rest, so their reservations go together. The PodGroup
+upstream's permitTimeoutDuration; a constructor parameter shortens it for tests) until assumed +
+bound reach minCount, then allows them all; a pod unreserved after Permit rejects the rest, so
+their reservations go together. The PodGroup
 cycle (`scheduler/podgroup/`) places the group; this plugin is its gate and barrier.
 """
 

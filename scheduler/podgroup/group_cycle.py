@@ -5,6 +5,8 @@ queued), orders the pods (`ordering.py`), runs the placement loop on one snapsho
 the chosen pods (filter on the node, assume, Reserve, Permit: GangScheduling's barrier) and starts
 their bindings; or rejects the group whole (requeued, nominations cleared, FailedScheduling on
 pods and PodGroup, `PodGroupScheduled=False`; waiting for preemption first where it applies).
+`PodGroupScheduled=True` is written once the committed pods are past the Permit barrier; when
+members rejected at Permit (its timeout) have all let go, `permit_rejected` writes False.
 Called by `Scheduler.schedule_one` for a pod in a PodGroup while GangScheduling is on.
 """
 

@@ -24,6 +24,8 @@ from apiserver.strategy import Causes, Obj, StatusStrategy
 
 class PodStrategy(DefaultingStrategy):
     counts_generation = True
+    # podStatusStrategy: old kubelets corrupt owner references, so pods/status may not touch them.
+    status_resets = ("ownerReferences",)
 
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})

@@ -14,7 +14,7 @@ from __future__ import annotations
 from apiserver import validation as v
 from apiserver.kinds import admin_access, fixed_fields
 from apiserver.kinds.defaulting import DefaultingStrategy
-from apiserver.strategy import Causes, Obj
+from apiserver.strategy import WRITABLE_METADATA, Causes, Obj
 
 _SPEC = (fixed_fields.Fixed("spec"),)
 
@@ -29,6 +29,8 @@ class NamespaceReading(DefaultingStrategy):
 
 
 class ResourceClaimStrategy(NamespaceReading):
+    status_resets = WRITABLE_METADATA  # resourceclaimStatusStrategy: metav1.ResetObjectMetaForStatus
+
     def validate(self, obj: Obj) -> Causes:
         requests = (((obj.get("spec") or {}).get("devices") or {}).get("requests"))
         causes = admin_access.for_requests(requests, self.namespace_of(obj), self.namespaces)

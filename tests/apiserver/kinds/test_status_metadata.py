@@ -7,7 +7,10 @@ labels, pods owner references, custom resources and ResourceClaims all writable 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+from kubernetes import client as pyclient
 
 from tests.apiserver.kinds.writes import created, edited, messages, strategy, update
 
@@ -85,3 +88,22 @@ def test_flowschema_status_keeps_the_stored_metadata_though_it_has_no_strategy_c
     new["metadata"]["annotations"] = {"a": "b"}
     update(strategy("flowcontrol.apiserver.k8s.io", "flowschemas/status", namespaced=False), new, old)
     assert "annotations" not in new["metadata"]
+
+
+async def test_the_python_client_patches_a_job_status_with_an_annotation_and_reads_it_back(api: Any) -> None:
+    batch = pyclient.BatchV1Api(pyclient.ApiClient(pyclient.Configuration(host=api.url)))
+    # The server runs on this loop and the Python client blocks: the calls go to a thread.
+    await asyncio.to_thread(batch.create_namespaced_job, "default", job())
+    patch = {"metadata": {"annotations": {"patchedstatus": "true"}},
+             "status": {"conditions": [{"type": "CustomConditionType", "status": "True",
+                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+    patched = await asyncio.to_thread(batch.patch_namespaced_job_status, "j", "default", patch)
+    assert patched.metadata.annotations == {"patchedstatus": "true"}
+    assert [c.type for c in patched.status.conditions] == ["CustomConditionType"]
+
+    patched.metadata.labels["team"] = "x"
+    patched.spec.parallelism = 5
+    updated = await asyncio.to_thread(batch.replace_namespaced_job_status, "j", "default", patched)
+    assert updated.metadata.labels["team"] == "x" and updated.spec.parallelism == 1
+    stored = await asyncio.to_thread(batch.read_namespaced_job_status, "j", "default")
+    assert stored.metadata.annotations == {"patchedstatus": "true"} and stored.metadata.labels["team"] == "x"

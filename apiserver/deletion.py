@@ -141,7 +141,7 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
         nonlocal gone
         if current is None:
             raise ep.not_found(name)
-        _check_preconditions(ep, name, current, opts)
+        check_preconditions(ep, name, current, opts)
         writing.admit_delete(ep, current, dry_run=opts.dry_run)  # validating admission sees DELETE
         grace = _graceful_pod(ep, current, opts)  # first: a pending deletion takes no new finalizers
         meta = current["metadata"]
@@ -212,7 +212,7 @@ class _DryRunMark(Exception):
         self.obj = obj
 
 
-def _check_preconditions(ep: Endpoint, name: str, obj: dict[str, Any], opts: DeleteOptions) -> None:
+def check_preconditions(ep: Endpoint, name: str, obj: dict[str, Any], opts: DeleteOptions) -> None:
     meta = obj["metadata"]
     if opts.uid and opts.uid != meta.get("uid"):
         raise errors.conflict(ep.resource.resource, ep.resource.group, name,

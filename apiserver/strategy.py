@@ -4,7 +4,9 @@ Create:  default(obj) → (admission) → create_warnings(obj) → prepare_for_c
          → warnings(obj)
 Update:  default(new) → (admission) → prepare_for_update(new, old) → validate_update(new, old)
          → warnings(new, old)
-Status:  the same hooks on `status_strategy()`, whose prepare_for_update keeps everything but status.
+Status:  the same hooks on `status_strategy()`, whose prepare_for_update takes spec and system metadata
+         from the stored object and keeps the client's status and writable metadata, less what the
+         kind's `status_resets` names (upstream's per-kind status PrepareForUpdate).
 
 Hooks may mutate the object they are given; `validate*` return field causes (see `errors.field_error`)
 and never raise. `create_warnings(obj)` runs just before `prepare_for_create` and names what that hook
@@ -22,9 +24,16 @@ from apiserver import errors, validation
 Obj = dict[str, Any]
 Causes = list[dict[str, str]]
 
+# The metadata a client writes (the rest is the server's: name, uid, creationTimestamp, generation...).
+WRITABLE_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
+
 
 class Strategy:
     """Generic behaviour of a stored kind; correct for any kind without special rules."""
+
+    # The writable metadata (of WRITABLE_METADATA) a write through /status may not change; the stored
+    # values are kept. Most upstream status strategies reset only spec, so the default is none.
+    status_resets: tuple[str, ...] = ()
 
     # Who is writing (an `auth.User`), as upstream's hooks read it from the request context; set by
     # `app.py` per request. Only kinds that record their requester (CSRs) look at it.
@@ -94,7 +103,7 @@ def _spec_of(obj: Obj) -> Obj:
 
 
 class StatusStrategy(Strategy):
-    """Writes through `/status`: only `.status` changes; metadata and spec come from the old object."""
+    """Writes through `/status`: status and the kind's writable metadata change; spec does not."""
 
     def __init__(self, main: Strategy) -> None:
         super().__init__(namespaced=main.namespaced, has_status=True, name_rule=main.name_rule)
@@ -105,13 +114,21 @@ class StatusStrategy(Strategy):
 
     def prepare_for_update(self, new: Obj, old: Obj) -> None:
         status = new.get("status")
-        keep_meta = new.get("metadata") or {}
+        sent = new.get("metadata") or {}
         new.clear()
         new.update({k: v for k, v in old.items() if k != "status"})
-        new["metadata"] = dict(old["metadata"])
-        # Upstream lets a status write carry resourceVersion (as precondition) and nothing else of metadata.
-        if "resourceVersion" in keep_meta:
-            new["metadata"]["resourceVersion"] = keep_meta["resourceVersion"]
+        meta = new["metadata"] = dict(old["metadata"])
+        # Upstream lets a status write carry resourceVersion (as precondition) and, for most kinds,
+        # labels, annotations, finalizers and ownerReferences (e.g. Job: only Spec is reset).
+        if "resourceVersion" in sent:
+            meta["resourceVersion"] = sent["resourceVersion"]
+        for key in WRITABLE_METADATA:
+            if key in self.main.status_resets:
+                continue
+            if sent.get(key):
+                meta[key] = sent[key]
+            else:
+                meta.pop(key, None)
         if status is not None:
             new["status"] = status
 
@@ -119,4 +136,10 @@ class StatusStrategy(Strategy):
         self.main.default(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
-        return self.main.validate_status_update(new, old) if hasattr(self.main, "validate_status_update") else []
+        causes = self.main.validate_status_update(new, old) if hasattr(self.main, "validate_status_update") else []
+        meta = new.get("metadata") or {}
+        if "labels" not in self.main.status_resets:
+            causes += validation.labels(meta.get("labels"), "metadata.labels")
+        if "annotations" not in self.main.status_resets:
+            causes += validation.annotations(meta.get("annotations"), "metadata.annotations")
+        return causes

@@ -6,8 +6,9 @@ into what the owner keeps, what it should adopt (orphans its selector matches, w
 being deleted) and what it should release (its own, no longer matched). The patches are
 strategic-merge patches keyed on the owner's uid and guarded by the object's uid, so they never
 touch a different object of the same name. `owner_keys` maps an event on a dependent to the
-owners to reconcile. Used by `replica_set.py` (pods), `deployment.py` (ReplicaSets),
-`stateful_set.py` and `daemon_set.py`.
+owners to reconcile. `can_adopt` rechecks the owner with a live read and `patch` sends an adopt or
+release patch, as both are done by every claimer. Used by `replica_set.py` and `job.py` (pods),
+`deployment.py` (ReplicaSets), `stateful_set.py` and `daemon_set.py`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any
 
 from collections.abc import Hashable
 
-from client import cache
+from client import cache, errors
+from client.resources import Resource
+from client.rest import RestClient
 from controllers import label_selectors
 
 Obj = dict[str, Any]
@@ -98,3 +101,27 @@ def claim(owner: Obj, candidates: list[Obj], selector: dict[str, Any] | None) ->
         if matched and not owner_deleting and not _meta(obj).get("deletionTimestamp"):
             result.adopt.append(obj)
     return result
+
+
+async def can_adopt(client: RestClient, resource: Resource, owner: Obj) -> bool:
+    """Upstream rechecks the owner with a live read before adopting: a cached owner may be gone,
+    replaced by a new object of that name, or being deleted."""
+    meta = _meta(owner)
+    try:
+        fresh = await client.get(resource, meta["name"], meta.get("namespace"))
+    except errors.APIError as exc:
+        if errors.is_not_found(exc):
+            return False
+        raise
+    return _meta(fresh).get("uid") == meta.get("uid") and not _meta(fresh).get("deletionTimestamp")
+
+
+async def patch(client: RestClient, resource: Resource, obj: Obj, body: Obj) -> Obj | None:
+    """Send an adopt or release patch; None when the object is gone or its uid changed (422)."""
+    meta = _meta(obj)
+    try:
+        return await client.patch(resource, meta["name"], body, meta.get("namespace"), patch_type="strategic")  # type: ignore[no-any-return]
+    except errors.APIError as exc:
+        if errors.is_not_found(exc) or exc.code == 422:
+            return None
+        raise

@@ -8,7 +8,9 @@ or not at all. Then the Job's outcome: podFailurePolicy FailJob, backoffLimit (a
 count of OnFailure pods), maxFailedIndexes, activeDeadlineSeconds → FailureTarget, then Failed once
 no pod runs; completions or successPolicy → SuccessCriteriaMet, then Complete. Otherwise suspend /
 resume, and pods created or deleted towards parallelism, replacements after an exponential
-backoff. Writes wait until the caches show our earlier writes (expectations, and a Job cache older
+backoff. The pods are claimed first (`controller_refs`): orphans the selector matches are adopted
+(with the tracking finalizer), owned pods that stopped matching are released and lose it. Writes
+wait until the caches show our earlier writes (expectations, and a Job cache older
 than our last status write is skipped and requeued, as KEP-5647 does).
 """
 
@@ -20,11 +22,11 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from client import errors
+from client import cache, errors
 from client.informer import Event
 from client.resources import JOBS, PODS
 from client.rest import RestClient
-from controllers import events, job_backoff, job_conditions as conds, job_failure_policy, job_indexes, job_pods
+from controllers import controller_refs, events, job_backoff, job_conditions as conds, job_failure_policy, job_indexes, job_pods
 from controllers import features as feature_gates, job_success_policy, job_workload, timestamps
 from controllers.reconciling import Result, Watch, by_name
 
@@ -33,6 +35,7 @@ Obj = dict[str, Any]
 COMPONENT = "job-controller"
 OWNER_INDEX = "job-controller-uid"
 OWNER_NAME_INDEX = "job-controller-name"
+NAMESPACE_INDEX = "namespace"
 MAX_PODS_PER_SYNC = 500  # upstream's MaxPodCreateDeletePerSync
 MAX_UNCOUNTED = 500  # upstream's MaxUncountedPods
 
@@ -80,8 +83,9 @@ class JobController:
                  features: feature_gates.Features | None = None) -> None:
         self.client = client
         self.backoff_base, self.backoff_cap, self.clock = backoff_base, backoff_cap, clock
-        self.jobs = Watch(JOBS, by_name)
-        self.pods = Watch(PODS, self._pod_keys, indexers={OWNER_INDEX: _owner_uid, OWNER_NAME_INDEX: _owner_key})
+        self.jobs = Watch(JOBS, by_name, indexers={NAMESPACE_INDEX: cache.by_namespace})
+        self.pods = Watch(PODS, self._pod_keys, indexers={OWNER_INDEX: _owner_uid, OWNER_NAME_INDEX: _owner_key,
+                                                         NAMESPACE_INDEX: cache.by_namespace})
         self.watches = [self.jobs, self.pods]
         # With WorkloadWithJob, gang-shaped Indexed Jobs get a Workload and a PodGroup first.
         gates = feature_gates.defaults() if features is None else features
@@ -113,6 +117,9 @@ class JobController:
                 key = f"{_meta(obj).get('namespace')}/{owner[0]}"
                 if key not in keys:
                     keys.append(key)
+        if not keys and event.type != "DELETED" and event.obj is not None:
+            # An orphan: the Jobs whose selector takes it may adopt it.
+            keys = controller_refs.owner_keys(event.obj, None, False, "Job", self._store(self.jobs), NAMESPACE_INDEX)
         return keys
 
     # -- expectations ------------------------------------------------------------------------
@@ -158,10 +165,29 @@ class JobController:
         written, cached = self._written.get(key), _rv(job)
         if written is not None and cached is not None and cached < written:
             return Result(requeue_after=0.05)  # our own last write is not in the cache yet
-        pods = [p for p in (pod_store.by_index(OWNER_INDEX, uid) if pod_store is not None else [])]
+        pods = await self._claim_pods(job, pod_store)
         if not self._satisfied(uid, {_meta(p).get("name") or "": p for p in pods}):
             return Result(requeue_after=1.0)  # the pod events will bring us back sooner
         return await Sync(self, job, pods).run()
+
+    async def _claim_pods(self, job: Obj, pod_store: Any) -> list[Obj]:
+        """Our pods after adopting matching orphans and releasing owned pods that stopped matching
+        (upstream's getPodsForJob with its PodControllerRefManager)."""
+        namespace = _meta(job).get("namespace") or ""
+        candidates = list(pod_store.by_index(NAMESPACE_INDEX, namespace)) if pod_store is not None else []
+        claimed = controller_refs.claim(job, candidates, (job.get("spec") or {}).get("selector"))
+        owned = list(claimed.owned)
+        if claimed.adopt and conds.finished(job) is None and await controller_refs.can_adopt(self.client, JOBS, job):
+            for pod in claimed.adopt:
+                body = controller_refs.adopt_patch(job, "batch/v1", "Job", pod)
+                body["metadata"]["finalizers"] = [job_pods.TRACKING_FINALIZER]  # merged into the pod's list
+                if (adopted := await controller_refs.patch(self.client, PODS, pod, body)) is not None:
+                    owned.append(adopted)
+        for pod in claimed.release:
+            released = await controller_refs.patch(self.client, PODS, pod, controller_refs.release_patch(job, pod))
+            if released is not None:
+                await _remove_finalizer(self.client, released)  # no Job counts it any more
+        return owned
 
     async def write_status(self, job: Obj, status: Obj) -> Obj:
         body = {**job, "status": status}

@@ -225,33 +225,15 @@ class ReplicaSetController:
         namespace = _meta(rs)["namespace"]
         owned = list(claimed.owned)
         adopt = [p for p in claimed.adopt if pod_states.is_active(p)]
-        if adopt and await self._can_adopt(rs):
+        if adopt and await controller_refs.can_adopt(self.client, self.resource, rs):
             for pod in adopt:
-                patched = await self._patch_pod(pod, controller_refs.adopt_patch(rs, self.api_version, self.kind, pod))
+                patched = await controller_refs.patch(self.client, PODS, pod, controller_refs.adopt_patch(rs, self.api_version, self.kind, pod))
                 if patched is not None:
                     owned.append(patched)
         for pod in claimed.release:
-            await self._patch_pod(pod, controller_refs.release_patch(rs, pod))
+            await controller_refs.patch(self.client, PODS, pod, controller_refs.release_patch(rs, pod))
         log.debug("replicaset %s/%s owns %d pods", namespace, _meta(rs)["name"], len(owned))
         return owned
-
-    async def _can_adopt(self, rs: Obj) -> bool:
-        """Upstream rechecks the owner with a live read: a cached ReplicaSet may be gone or replaced."""
-        try:
-            fresh = await self.client.get(self.resource, _meta(rs)["name"], _meta(rs)["namespace"])
-        except errors.APIError as exc:
-            if errors.is_not_found(exc):
-                return False
-            raise
-        return _meta(fresh).get("uid") == _meta(rs).get("uid") and not _meta(fresh).get("deletionTimestamp")
-
-    async def _patch_pod(self, pod: Obj, patch: Obj) -> Obj | None:
-        try:
-            return await self.client.patch(PODS, _meta(pod)["name"], patch, _meta(pod)["namespace"], patch_type="strategic")
-        except errors.APIError as exc:
-            if errors.is_not_found(exc) or exc.code == 422:
-                return None  # gone, or its uid changed (a new pod of that name): nothing to adopt or release
-            raise
 
     async def _manage_replicas(self, key: str, rs: Obj, pods: list[Obj]) -> errors.APIError | None:
         spec = rs.get("spec") or {}

@@ -17,6 +17,9 @@ CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 class CustomResourceDefinitionStrategy(Strategy):
+    # Its status strategy resets Labels, Annotations and OwnerReferences (not Finalizers).
+    status_resets = ("labels", "annotations", "ownerReferences")
+
     def default(self, obj: Obj) -> None:
         spec = obj.get("spec")
         if not isinstance(spec, dict):

@@ -15,12 +15,15 @@ from typing import Any
 from apiserver import errors, validation
 from apiserver.crds import cel_rules, defaulting, schema_validation
 from apiserver.crds.definition import Definition, Version
-from apiserver.strategy import Causes, Obj, StatusStrategy, Strategy
+from apiserver.strategy import WRITABLE_METADATA, Causes, Obj, StatusStrategy, Strategy
 
 _INT32_MAX = 2**31 - 1
 
 
 class CustomResourceStrategy(Strategy):
+    # customresource statusStrategy: a status write copies the stored object and sets only status.
+    status_resets = WRITABLE_METADATA
+
     def __init__(self, definition: Definition, *, namespaced: bool, has_status: bool,
                  name_rule: str = "subdomain") -> None:
         super().__init__(namespaced=namespaced, has_status=has_status, name_rule=name_rule)

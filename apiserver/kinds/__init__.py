@@ -23,7 +23,7 @@ from apiserver.kinds import (
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
-from apiserver.strategy import Strategy
+from apiserver.strategy import WRITABLE_METADATA, Strategy
 
 # (group, resource) → (strategy class, name rule). "subdomain" is the default rule.
 TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
@@ -64,6 +64,14 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     ("resource.k8s.io", "resourceslices"): (resourceslice.ResourceSliceStrategy, "subdomain"),
 }
 
+# Kinds without a strategy class of their own whose status writes keep all the stored metadata:
+# upstream's status strategies copy ObjectMeta (FlowSchema, PriorityLevelConfiguration, APIService)
+# or call metav1.ResetObjectMetaForStatus (VolumeAttachment). Classes say it as `status_resets`.
+STATUS_KEEPS_METADATA = {
+    ("flowcontrol.apiserver.k8s.io", "flowschemas"), ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
+    ("apiregistration.k8s.io", "apiservices"), ("storage.k8s.io", "volumeattachments"),
+}
+
 
 def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: bool,
                  namespaces: admin_access.NamespaceLookup | None = None, gates: Any = None) -> Strategy:
@@ -78,6 +86,8 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
     else:
         cls, name_rule = TABLE.get((group, resource), (Strategy, "subdomain"))
         main = cls(namespaced=namespaced, has_status=has_status, name_rule=name_rule)
+        if (group, resource) in STATUS_KEEPS_METADATA:
+            main.status_resets = WRITABLE_METADATA
         if isinstance(main, resourceclaim.NamespaceReading):
             main.namespaces = namespaces
         if isinstance(main, horizontalpodautoscaler.HorizontalPodAutoscalerStrategy):

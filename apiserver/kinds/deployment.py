@@ -4,7 +4,7 @@ Defaults: replicas 1, strategy RollingUpdate with maxUnavailable/maxSurge 25%,
 revisionHistoryLimit 10, progressDeadlineSeconds 600, and the pod template's. Generation counts
 spec changes and, as upstream's strategy does, annotation changes (they are copied to the
 ReplicaSets). deployments/status keeps the annotations it is sent, as upstream's status strategy
-does (only spec and labels come from the old object): the Deployment controller records
+does (`status_resets`: only spec and labels come from the old object): the Deployment controller records
 `deployment.kubernetes.io/revision` with its status write, which must not bump the generation.
 Upstream: pkg/registry/apps/deployment, pkg/apis/apps/validation.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from apiserver import validation as v
 from apiserver.kinds import pod_template
-from apiserver.strategy import Causes, Obj, StatusStrategy
+from apiserver.strategy import Causes, Obj
 
 _PERCENT = re.compile(r"^[0-9]+%$")
 
@@ -50,6 +50,8 @@ def rolling_update(update: Any, path: str) -> Causes:
 
 
 class DeploymentStrategy(pod_template.TemplateOwnerStrategy):
+    status_resets = ("labels",)  # deploymentStatusStrategy: Spec and Labels come from the stored object
+
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         if spec.get("replicas") is None:
@@ -99,18 +101,3 @@ class DeploymentStrategy(pod_template.TemplateOwnerStrategy):
         causes = super().validate_update(new, old)
         return causes + pod_template.selector_unchanged(new.get("spec") or {}, old.get("spec") or {})
 
-    def status_strategy(self) -> StatusStrategy:
-        return DeploymentStatusStrategy(self)
-
-
-class DeploymentStatusStrategy(StatusStrategy):
-    """deployments/status: status and the sent annotations; everything else from the old object."""
-
-    def prepare_for_update(self, new: Obj, old: Obj) -> None:
-        sent = new.get("metadata")
-        super().prepare_for_update(new, old)
-        if isinstance(sent, dict):
-            if sent.get("annotations"):
-                new["metadata"]["annotations"] = sent["annotations"]
-            else:
-                new["metadata"].pop("annotations", None)

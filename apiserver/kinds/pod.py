@@ -27,6 +27,8 @@ HOST_NETWORK_GATE = "UserNamespacesHostNetworkSupport"
 
 class PodStrategy(DefaultingStrategy):
     counts_generation = True
+    # podStatusStrategy: old kubelets corrupt owner references, so pods/status may not touch them.
+    status_resets = ("ownerReferences",)
     gates: features.FeatureGates | None = None  # set by `kinds.strategy_for`
 
     def _userns_host_network(self, old: Obj | None = None) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from apiserver import validation as v
 from apiserver.kinds import admin_access, fixed_fields
 from apiserver.kinds.defaulting import DefaultingStrategy
-from apiserver.strategy import Causes, Obj
+from apiserver.strategy import WRITABLE_METADATA, Causes, Obj
 
 _SPEC = (fixed_fields.Fixed("spec"),)
 
@@ -47,6 +47,8 @@ def request_kinds(requests: object, path: str) -> Causes:
 
 
 class ResourceClaimStrategy(NamespaceReading):
+    status_resets = WRITABLE_METADATA  # resourceclaimStatusStrategy: metav1.ResetObjectMetaForStatus
+
     def validate(self, obj: Obj) -> Causes:
         requests = (((obj.get("spec") or {}).get("devices") or {}).get("requests"))
         causes = request_kinds(requests, "spec.devices.requests")

@@ -6,20 +6,26 @@ budget is a 500; an unready pod passes under `unhealthyPodEvictionPolicy: Always
 IfHealthyBudget while the budget is healthy; otherwise the one budget must be processed
 (observedGeneration), allow a disruption (429 with the DisruptionBudget cause when not), and is
 then charged: disruptionsAllowed decremented and the pod recorded in disruptedPods, written
-before the pod is deleted so the disruption controller sees it. Called by `pods.evict`.
+before the pod is deleted so the disruption controller sees it. `mark_disruption_target(ep, name,
+opts)` then writes the DisruptionTarget condition (EvictionByEvictionAPI) to the latest pod, checking
+the delete preconditions there, as upstream's addConditionAndDeletePod does before the delete (so a
+Job's podFailurePolicy can tell an evicted pod from a failed one). Called by `pods.evict`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
-from apiserver import errors, labels, responses
+from apiserver import deletion, errors, labels, responses
 from apiserver.context import Endpoint
 from storage import errors as storage_errors
 
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 MAX_DISRUPTED_PODS = 2000  # upstream's MaxDisruptedPodSize
+DISRUPTION_TARGET = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+                     "message": "Eviction API: evicting"}
 
 
 def _now() -> str:
@@ -120,3 +126,33 @@ async def check_budgets(ep: Endpoint, pod: dict[str, Any], dry_run: bool) -> Non
         await ep.server.store.guaranteed_update(key, lambda current: charge(current, pod_name, False))
     except storage_errors.StorageError as exc:
         raise errors.from_storage(exc, "poddisruptionbudgets", "policy", pdb["metadata"]["name"]) from None
+
+
+def _set_condition(pod: dict[str, Any], condition: dict[str, Any]) -> None:
+    """podutil.UpdatePodCondition: replace the condition of that type; the transition time moves
+    only when the status does."""
+    conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+    current = next((c for c in conditions if c.get("type") == condition["type"]), None)
+    since = current.get("lastTransitionTime") if current and current.get("status") == condition["status"] else None
+    entry = {"type": condition["type"], "status": condition["status"], "lastProbeTime": None,
+             "lastTransitionTime": since or _now(), "reason": condition["reason"], "message": condition["message"]}
+    if current is None:
+        conditions.append(entry)
+    else:
+        conditions[conditions.index(current)] = entry
+
+
+async def mark_disruption_target(ep: Endpoint, name: str, opts: deletion.DeleteOptions) -> deletion.DeleteOptions:
+    """Write DisruptionTarget to the pod before it is deleted; the options the delete then uses
+    (a resourceVersion precondition moves to the revision this write made, as upstream's does)."""
+    def mark(pod: dict[str, Any]) -> dict[str, Any]:
+        deletion.check_preconditions(ep, name, pod, opts)
+        _set_condition(pod, DISRUPTION_TARGET)
+        return pod
+    try:
+        record = await ep.server.store.guaranteed_update(ep.key(name), mark)
+    except storage_errors.StorageError as exc:
+        raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
+    if opts.resource_version:
+        return dataclasses.replace(opts, resource_version=str(record.revision))
+    return opts

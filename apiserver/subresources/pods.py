@@ -84,6 +84,8 @@ async def evict(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     pod = responses.decode(ep.stored(name).value)
     opts = deletion.options(eviction.get("deleteOptions") or {}, request.query)
     await budgets.check_budgets(ep, pod, opts.dry_run)
+    if not opts.dry_run:
+        opts = await budgets.mark_disruption_target(ep, name, opts)
     await deletion.delete(ep, name, opts)
     return responses.json_response(_SUCCESS, status=201)
 

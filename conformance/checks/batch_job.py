@@ -1,6 +1,6 @@
 """Job behaviours of upstream's test/e2e/apps/job.go. Pod commands are ones haru's simulated
-runtime and a real busybox both run the same: `sleep`, `exit N`. Left out because haru fails them
-(see the conformance helper's report): re-adopting orphans, and /status writes that keep metadata."""
+runtime and a real busybox both run the same: `sleep`, `exit N`. Adopting orphans and /status
+writes that keep metadata are checked in `fix_job.py`."""
 
 from __future__ import annotations
 

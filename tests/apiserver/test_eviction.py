@@ -2,7 +2,8 @@
 server (no disruption controller: each test writes the budget's status itself): an allowed
 eviction charges the budget, a spent one is refused with upstream's 429, a dry run charges
 nothing, two budgets for one pod are a 500, and unready pods pass under AlwaysAllow or a healthy
-IfHealthyBudget budget without being charged.
+IfHealthyBudget budget without being charged; an evicted pod carries the DisruptionTarget condition
+(EvictionByEvictionAPI) written before the delete, with the delete's preconditions checked first.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from tests.conftest import InProcess
 PODS = "/api/v1/namespaces/default/pods"
 PDBS = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
 MERGE = {"Content-Type": "application/merge-patch+json"}
+HOLD = "example.com/hold"  # keeps an evicted pod readable (an unscheduled pod goes at once)
 
 
-async def _running_pod(api: InProcess, name: str, app: str, ready: bool = True) -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": app}},
+async def _running_pod(api: InProcess, name: str, app: str, ready: bool = True, finalizers: tuple[str, ...] = ()) -> None:
+    meta: dict[str, Any] = {"name": name, "labels": {"app": app}, **({"finalizers": list(finalizers)} if finalizers else {})}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
     assert (await api.request("POST", PODS, json=pod))[0] == 201
     status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
@@ -93,3 +96,41 @@ async def test_an_unready_pod_of_an_unhealthy_budget_needs_always_allow(api: InP
     await _running_pod(api, "w1", "w", ready=False)
     await _budget(api, "w", "w", allowed=0, healthy=1, desired=2, unhealthyPodEvictionPolicy="AlwaysAllow")
     assert (await _evict(api, "w1"))[0] == 201
+
+
+def _disruption(pod: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    return [(c["type"], c["status"], c["reason"], c["message"]) for c in pod["status"].get("conditions") or []
+            if c["type"] == "DisruptionTarget"]
+
+
+async def test_an_evicted_pod_gets_the_disruption_target_condition_before_it_goes(api: InProcess) -> None:
+    await _running_pod(api, "d1", "d", finalizers=(HOLD,))
+    assert (await _evict(api, "d1"))[0] == 201
+
+    status, pod, _ = await api.request("GET", f"{PODS}/d1")  # held by the finalizer, terminating
+    assert status == 200 and pod["metadata"]["deletionTimestamp"]
+    assert _disruption(pod) == [("DisruptionTarget", "True", "EvictionByEvictionAPI", "Eviction API: evicting")]
+    condition = next(c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget")
+    assert condition["lastTransitionTime"] and condition["lastProbeTime"] is None
+
+
+async def test_a_dry_run_eviction_writes_no_condition(api: InProcess) -> None:
+    await _running_pod(api, "d2", "d")
+    assert (await _evict(api, "d2", "?dryRun=All"))[0] == 201
+    assert _disruption((await api.request("GET", f"{PODS}/d2"))[1]) == []
+
+
+async def test_eviction_preconditions_are_checked_before_the_condition_and_follow_its_write(api: InProcess) -> None:
+    await _running_pod(api, "d3", "d", finalizers=(HOLD,))
+    pod = (await api.request("GET", f"{PODS}/d3"))[1]
+    stale = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "d3"},
+             "deleteOptions": {"preconditions": {"resourceVersion": "1"}}}
+    status, body, _ = await api.request("POST", f"{PODS}/d3/eviction", json=stale)
+    assert status == 409 and body["reason"] == "Conflict"
+    assert _disruption((await api.request("GET", f"{PODS}/d3"))[1]) == []
+
+    current = {**stale, "deleteOptions": {"preconditions": {"resourceVersion": pod["metadata"]["resourceVersion"],
+                                                            "uid": pod["metadata"]["uid"]}}}
+    assert (await api.request("POST", f"{PODS}/d3/eviction", json=current))[0] == 201
+    after = (await api.request("GET", f"{PODS}/d3"))[1]
+    assert after["metadata"]["deletionTimestamp"] and _disruption(after)

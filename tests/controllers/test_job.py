@@ -9,7 +9,7 @@ FailureTarget then Failed; a FailJob pod failure policy rule fails it at once; I
 count; suspend deletes the pods and resume brings them back with a new startTime;
 activeDeadlineSeconds fails a running Job; a successPolicy completes an Indexed Job early;
 ttlSecondsAfterFinished deletes a finished Job (foreground); a deleted Job's pods lose the
-finalizer.
+finalizer; an orphaned pod is adopted back and a pod relabelled away is released.
 """
 
 from __future__ import annotations
@@ -309,6 +309,32 @@ async def test_deleting_a_running_job_lets_its_pods_go(cluster: Cluster) -> None
     async def released() -> bool:
         return await _pods(cluster, "doomed") == []  # the finalizer does not hold them
     assert await eventually(released, timeout=10)
+
+
+async def test_an_orphan_is_adopted_and_a_pod_whose_labels_go_is_released(cluster: Cluster) -> None:
+    created = await cluster.client.create(JOBS, _job("adopter", parallelism=2, completions=2), NS)
+    uid = created["metadata"]["uid"]
+    pod = (await eventually(lambda: _n_pods(cluster, "adopter", 2)))[0]
+    name = pod["metadata"]["name"]
+    await cluster.client.patch(PODS, name, {"metadata": {"ownerReferences": None}}, NS, patch_type="merge")
+
+    async def controller_uid() -> str:
+        refs = (await cluster.client.get(PODS, name, NS))["metadata"].get("ownerReferences") or []
+        return next((r["uid"] for r in refs if r.get("controller")), "")
+    async def adopted() -> bool:
+        return await controller_uid() == uid
+    assert await eventually(adopted)
+    assert job_pods.TRACKING_FINALIZER in (await cluster.client.get(PODS, name, NS))["metadata"]["finalizers"]
+
+    await cluster.client.patch(PODS, name, {"metadata": {"labels": None}}, NS, patch_type="merge")
+    async def released() -> bool:
+        return await controller_uid() == ""
+    assert await eventually(released)
+    async def finalizer_gone() -> bool:
+        return job_pods.TRACKING_FINALIZER not in ((await cluster.client.get(PODS, name, NS))["metadata"].get("finalizers") or [])
+    assert await eventually(finalizer_gone)
+    await cluster.client.delete(JOBS, "adopter", NS, propagation_policy="Background")
+    await cluster.client.delete(PODS, name, NS)
 
 
 async def _index_pods(cluster: Cluster, job: str, index: int) -> list[dict[str, Any]] | None:

@@ -39,7 +39,7 @@ from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
-from cluster import admin_binding, certs, kubeconfig, summary, supervisor
+from cluster import admin_binding, certs, identities, kubeconfig, summary, supervisor
 from controllers import features as controller_features
 from nodes import flags as node_flags
 from nodes import node_fault
@@ -63,8 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--disable-admission-plugins", default="", metavar="NAMES",
                     help="comma-separated admission plugins to turn off, of: " + ", ".join(assembly.OPTIONAL))
     up.add_argument("--authorization-mode", default=None, metavar="MODES",
-                    help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default RBAC, "
-                         "AlwaysAllow with --http)")
+                    help="ordered authorizers: Node, RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default "
+                         "Node,RBAC, AlwaysAllow with --http)")
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
@@ -200,8 +200,11 @@ async def up(args: argparse.Namespace) -> int:
         componentstatuses.register(running.server, "controller-manager", controllers.health)
         # The co-process's /healthz and /metrics (plain HTTP): a free port, shown in the summary.
         scheduler_port = None if args.embedded else supervisor.free_port()
+        # The scheduler is system:kube-scheduler, with its own certificate (kubeadm's scheduler.conf).
+        scheduler_path = (identities.write_certificate_kubeconfig(pki, data_dir, running.url, identities.SCHEDULER)
+                          if pki else path)
         scheduler = await supervisor.start_scheduler(
-            path, feature_gates=scheduler_features.select(args.feature_gates),
+            scheduler_path, feature_gates=scheduler_features.select(args.feature_gates),
             config=os.path.abspath(args.scheduler_config) if args.scheduler_config else None,
             scheduler_name=args.scheduler_name, record_results=args.record_results, embedded=args.embedded,
             port=scheduler_port)

@@ -23,12 +23,13 @@ from aiohttp import web
 
 from admission import assembly
 from apiserver import runner
+from apiserver.authentication import options as authn_options
 from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.resources import SERVICEACCOUNTS, Resource
 from client.rest import RestClient
-from cluster import admin_binding, certs, kubeconfig, summary, supervisor
+from cluster import admin_binding, certs, identities, kubeconfig, summary, supervisor
 from controllers import builtin
 from nodes import flags as node_flags
 from nodes import pools
@@ -117,9 +118,15 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     shapes = options.shapes()
     token = runner.new_token()
     pki = certs.ensure(data_dir)
+    # The co-processes' own identities (identities.py): bearer tokens, their socket being plain HTTP.
+    tokens_path, tokens = identities.token_file(data_dir, [(identities.SCHEDULER, "")])
+    authentication = authn_options.Options(admin_token=token,
+                                           service_account_key_file=os.path.join(data_dir, "pki", "sa.key"),
+                                           token_auth_file=tokens_path)
     # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
-                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL))
+                                 feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL),
+                                 authentication=authentication)
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")
@@ -132,12 +139,15 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     inner_port = inner._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     inner_path = os.path.join(data_dir, "components.kubeconfig")
     kubeconfig.write(inner_path, f"http://127.0.0.1:{inner_port}", token, None)
+    scheduler_path = identities.write_token_kubeconfig(data_dir, f"http://127.0.0.1:{inner_port}",
+                                                       identities.SCHEDULER, tokens[(identities.SCHEDULER, "")])
     # Their kubeconfig has no CA (plain HTTP): the root CA publisher is told the cluster's.
     settings = {"root-ca-certificate-publisher": {"ca_pem": ca_pem}, **options.controller_settings}
     starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers,
                                           settings=settings,
                                           feature_gates=controller_features.select(options.feature_gates)),
-              supervisor.start_scheduler(inner_path, feature_gates=scheduler_features.select(options.feature_gates),
+              supervisor.start_scheduler(scheduler_path,
+                                         feature_gates=scheduler_features.select(options.feature_gates),
                                          embedded=True)]
     if shapes:
         starts.append(supervisor.start_nodes(inner_path, shapes=shapes, shape_args=(), kubelet_port=0,

@@ -1,0 +1,63 @@
+"""The co-processes' own credentials: who each one is to the API server, never the admin.
+
+Upstream's identities (`certs.component_identity`): the scheduler is `system:kube-scheduler`
+(bound to system:kube-scheduler and system:volume-scheduler), each kubelet `system:node:<name>`
+in `system:nodes` (the Node authorizer and NodeRestriction judge it). Over HTTPS (`haru up`) each
+gets a client certificate signed by the cluster CA in its own kubeconfig, as kubeadm writes
+scheduler.conf and kubelet.conf: `DATA_DIR/scheduler.kubeconfig`, `DATA_DIR/kubelets/<node>.kubeconfig`.
+The embedded co-processes reach a plain-HTTP loopback socket where no certificate is presented:
+there each identity is a static bearer token (`--token-auth-file` format, `component-tokens.csv`)
+that the server loads at start. Called by `cli.up` and `embedded._start`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from cluster import certs, kubeconfig
+
+TOKENS_FILE = "component-tokens.csv"
+SCHEDULER = "scheduler"
+
+
+def kubeconfig_path(data_dir: str, component: str, node_name: str = "") -> str:
+    if component == "node":
+        return os.path.join(data_dir, "kubelets", f"{node_name}.kubeconfig")
+    return os.path.join(data_dir, f"{component}.kubeconfig")
+
+
+def write_certificate_kubeconfig(pki: certs.Pki, data_dir: str, url: str, component: str,
+                                 node_name: str = "") -> str:
+    """A kubeconfig for the component with a fresh client certificate (HTTPS); returns its path."""
+    user, groups = certs.component_identity(component, node_name)
+    path = kubeconfig_path(data_dir, component, node_name)
+    kubeconfig.write(path, url, "", pki.ca_pem(), pki.client_certificate(user, groups), user_name=user)
+    return path
+
+
+def token_file(data_dir: str, components: list[tuple[str, str]]) -> tuple[str, dict[tuple[str, str], str]]:
+    """Write a token file naming each (component, node name); returns its path and the tokens.
+
+    Fresh tokens each start: the embedded cluster's loopback socket lives only as long as it does."""
+    tokens: dict[tuple[str, str], str] = {}
+    lines = []
+    for component, node_name in components:
+        user, groups = certs.component_identity(component, node_name)
+        token = secrets.token_urlsafe(32)
+        tokens[(component, node_name)] = token
+        lines.append(f'{token},{user},{user},"{",".join(groups)}"' if groups else f"{token},{user},{user}")
+    path = os.path.join(data_dir, "pki", TOKENS_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    partial = path + ".partial"
+    with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(partial, path)
+    return path, tokens
+
+
+def write_token_kubeconfig(data_dir: str, url: str, component: str, token: str, node_name: str = "") -> str:
+    user, _ = certs.component_identity(component, node_name)
+    path = kubeconfig_path(data_dir, component, node_name)
+    kubeconfig.write(path, url, token, None, user_name=user)
+    return path

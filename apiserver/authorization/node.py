@@ -119,7 +119,7 @@ class NodeAuthorizer:
         return self._related(node, kind, attrs)
 
     def _status_update(self, node: str, kind: str, attrs: Attributes) -> Answer:
-        if attrs.verb not in ("get", "update", "patch"):
+        if attrs.verb not in ("update", "patch"):
             return False, "can only get/update/patch this type"
         if attrs.subresource != "status":
             return False, "can only update status subresource"
@@ -154,16 +154,16 @@ class NodeAuthorizer:
     def _resource_slice(self, node: str, attrs: Attributes) -> Answer:
         if attrs.subresource:
             return False, "cannot authorize ResourceSlice subresources"
-        if attrs.verb in ("create", "deletecollection"):
-            return True, ""  # the body (create) and each deleted slice are NodeRestriction's to check
+        if attrs.verb == "create":
+            return True, ""  # NodeRestriction checks the body's spec.nodeName
         if attrs.verb in ("get", "update", "patch", "delete"):
             return self._related(node, "resourceslice", attrs)
-        if attrs.verb in ("list", "watch"):
+        if attrs.verb in ("list", "watch", "deletecollection"):
             if _selects(attrs.field_selector, "spec.nodeName", node):
                 return True, ""
-            return False, "can only list/watch resourceslices with nodeName field selector"
-        return False, ("can only get, create, update, patch, delete, watch, list, deletecollection a "
-                       f"ResourceSlice: cannot {attrs.verb}")
+            return False, "can only list/watch/deletecollection resourceslices with nodeName field selector"
+        return False, ("only the following verbs are allowed for a ResourceSlice: get, watch, list, create, "
+                       "update, patch, delete, deletecollection")
 
     def _node(self, node: str, attrs: Attributes) -> Answer:
         if not attrs.subresource:
@@ -175,7 +175,7 @@ class NodeAuthorizer:
                     return True, ""
                 if not attrs.name:
                     return False, f"node '{node}' cannot read all nodes, only its own Node object"
-                return False, f"node '{node}' cannot read '{attrs.name}' Node object"
+                return False, f"node '{node}' cannot read '{attrs.name}', only its own Node object"
         elif attrs.subresource == "status" and attrs.verb in ("update", "patch"):
             return True, ""
         return False, ""
@@ -183,20 +183,17 @@ class NodeAuthorizer:
     def _pod(self, node: str, attrs: Attributes) -> Answer:
         if not attrs.subresource:
             if attrs.verb == "get":
-                return self._related(node, "pod", attrs)
+                return self._get(node, "pod", attrs)
             if attrs.verb in ("list", "watch"):
                 if _selects(attrs.field_selector, "spec.nodeName", node):
                     return True, ""
+                if attrs.name:  # one pod, by metadata.name: if it is bound here
+                    return self._related(node, "pod", attrs)
                 return False, "can only list/watch pods with spec.nodeName field selector"
             if attrs.verb in ("create", "delete"):
                 return True, ""  # mirror pods: NodeRestriction checks them
-            return False, "can only get, list, watch, create and delete pods"
-        if attrs.subresource == "status":
-            if attrs.verb in ("update", "patch"):
-                return True, ""  # NodeRestriction checks the pod is bound to this node
-            return False, "can only update/patch pod status"
-        if attrs.subresource == "eviction":
-            if attrs.verb == "create":
-                return True, ""
-            return False, "can only create pod eviction"
-        return False, "cannot authorize pod subresource"
+        elif attrs.subresource == "status" and attrs.verb in ("update", "patch"):
+            return True, ""  # NodeRestriction checks the pod is bound to this node
+        elif attrs.subresource == "eviction" and attrs.verb == "create":
+            return True, ""
+        return False, ""

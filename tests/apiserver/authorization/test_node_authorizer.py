@@ -69,7 +69,7 @@ async def test_a_node_registers_and_patches_itself_but_not_another_node(server: 
     code, body = await server.request("GET", "/api/v1/nodes/b", token=NODE_A)
     assert code == 403 and body["message"] == ('nodes "b" is forbidden: User "system:node:a" cannot get resource '
                                                '"nodes" in API group "" at the cluster scope: node \'a\' cannot '
-                                               "read 'b' Node object")
+                                               "read 'b', only its own Node object")
     code, body = await server.request("GET", "/api/v1/nodes", token=NODE_A)
     assert code == 403 and body["message"].endswith("node 'a' cannot read all nodes, only its own Node object")
     # Its own Node by field selector is its own Node.
@@ -180,7 +180,7 @@ async def test_a_node_publishes_and_lists_only_its_own_resource_slices(server: S
     assert (await server.request("POST", SLICES, json=slice_for("b-gpu", "b"), token=NODE_B))[0] == 201
     assert (await server.request("GET", f"{SLICES}?fieldSelector=spec.nodeName%3Da", token=NODE_A))[0] == 200
     code, body = await server.request("GET", SLICES, token=NODE_A)
-    assert code == 403 and body["message"].endswith("can only list/watch resourceslices with nodeName field selector")
+    assert code == 403 and body["message"].endswith("can only list/watch/deletecollection resourceslices with nodeName field selector")
     assert (await server.request("GET", f"{SLICES}/b-gpu", token=NODE_A))[0] == 403
     code, body = await server.request("DELETE", f"{SLICES}/b-gpu", token=NODE_A)
     assert code == 403 and body["message"].endswith("no relationship found between node 'a' and this object")

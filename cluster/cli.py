@@ -191,6 +191,8 @@ async def up(args: argparse.Namespace) -> int:
         config = client_kubeconfig.Config.for_url(running.url, None if args.http else token, ca_pem)
         async with RestClient(config, user_agent="haru-up") as client:
             await admin_binding.ensure(client)
+            if args.record_results and pki:
+                await identities.grant_result_recording(client)
         path = os.path.abspath(args.kubeconfig or os.path.join(data_dir, "kubeconfig"))
         kubeconfig.write(path, running.url, token, ca_pem, pki.admin_certificate() if pki else None)
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)

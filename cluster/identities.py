@@ -7,7 +7,8 @@ gets a client certificate signed by the cluster CA in its own kubeconfig, as kub
 scheduler.conf and kubelet.conf: `DATA_DIR/scheduler.kubeconfig`, `DATA_DIR/kubelets/<node>.kubeconfig`.
 The embedded co-processes reach a plain-HTTP loopback socket where no certificate is presented:
 there each identity is a static bearer token (`--token-auth-file` format, `component-tokens.csv`)
-that the server loads at start. Called by `cli.up` and `embedded._start`.
+that the server loads at start. `--record-results` adds one grant (`grant_result_recording`).
+Called by `cli.up` and `embedded._start`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import os
 import secrets
 
+from client import errors as client_errors
+from client.rest import RestClient
 from cluster import certs, kubeconfig
 
 TOKENS_FILE = "component-tokens.csv"
@@ -61,3 +64,30 @@ def write_token_kubeconfig(data_dir: str, url: str, component: str, token: str, 
     path = kubeconfig_path(data_dir, component, node_name)
     kubeconfig.write(path, url, token, None, user_name=user)
     return path
+
+
+# `--record-results` writes each pod's plugin answers into its annotations (kube-scheduler-simulator's
+# recorder); upstream's system:kube-scheduler may write only pods/status, so haru up grants this one
+# extra verb, visibly, by its own ClusterRole and binding, and only when the flag asks for it.
+RESULTS_ROLE = "haru:scheduler-results"
+_RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def results_grant() -> list[tuple[str, dict[str, object]]]:
+    user, _ = certs.component_identity(SCHEDULER)
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": RESULTS_ROLE},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": RESULTS_ROLE},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": RESULTS_ROLE},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
+    return [(f"{_RBAC}/clusterroles", role), (f"{_RBAC}/clusterrolebindings", binding)]
+
+
+async def grant_result_recording(client: RestClient) -> None:
+    for path, body in results_grant():
+        try:
+            await client.request("POST", path, body=body)
+        except client_errors.APIError as err:
+            if err.code != 409:
+                raise

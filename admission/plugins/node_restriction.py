@@ -6,7 +6,7 @@ requests from `system:node:<name>` in `system:nodes` alone, on the bodies the No
 under node-restriction.kubernetes.io/ or unknown kubernetes.io / k8s.io ones); mirror pods bound
 to itself that reference nothing, deletes and status writes of its own pods (not their labels or
 claim statuses); its own Lease in kube-node-lease, its own CSINode, ResourceSlices with its
-nodeName. Messages are upstream's. Always in the chain, in both halves (`assembly.py`); everyone
+nodeName, service-account tokens bound to a pod that runs on it. Messages are upstream's. Always in the chain, in both halves (`assembly.py`); everyone
 else passes.
 """
 
@@ -197,6 +197,25 @@ class NodeRestrictionPlugin:
     def _csinode(self, node: str, attrs: Attributes) -> None:
         self._named_like_node(node, attrs, "CSINode")
 
+    def _service_account(self, node: str, attrs: Attributes) -> None:
+        """A kubelet's TokenRequest must be bound to a pod that runs on it."""
+        if attrs.operation != CREATE or attrs.subresource != "token":
+            return
+        ref = _spec(attrs.object).get("boundObjectRef") or {}
+        if ref.get("apiVersion") != "v1" or ref.get("kind") != "Pod" or not ref.get("name"):
+            raise errors.forbidden(attrs, "node requested token not bound to a pod")
+        if not ref.get("uid"):
+            raise errors.forbidden(attrs, "node requested token with a pod binding without a uid")
+        pod = self.view.get("", "pods", attrs.namespace, ref["name"])
+        if pod is None:
+            raise errors.Rejection(404, "NotFound", f'pods "{ref["name"]}" not found',
+                                   {"name": ref["name"], "kind": "pods"})
+        if ref["uid"] != _meta(pod).get("uid"):
+            raise errors.forbidden(attrs, f"the UID in the bound object reference ({ref['uid']}) does not match the "
+                                          "UID in record. The object might have been deleted and then recreated")
+        if _spec(pod).get("nodeName") != node:
+            raise errors.forbidden(attrs, "node requested token bound to a pod scheduled on a different node")
+
     def _resource_slice(self, node: str, attrs: Attributes) -> None:
         # The authorizer saw neither a create's body nor which slices a deletecollection removes.
         if attrs.operation == CREATE and _spec(attrs.object).get("nodeName") != node:
@@ -208,4 +227,5 @@ class NodeRestrictionPlugin:
 _CHECKS = {("", "pods"): NodeRestrictionPlugin._pod, ("", "nodes"): NodeRestrictionPlugin._node,
            ("coordination.k8s.io", "leases"): NodeRestrictionPlugin._lease,
            ("storage.k8s.io", "csinodes"): NodeRestrictionPlugin._csinode,
+           ("", "serviceaccounts"): NodeRestrictionPlugin._service_account,
            ("resource.k8s.io", "resourceslices"): NodeRestrictionPlugin._resource_slice}

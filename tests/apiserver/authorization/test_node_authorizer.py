@@ -199,3 +199,37 @@ async def test_static_node_rules_cover_the_rest_and_nameless_nodes_are_refused(s
                                       token=NODE_A)
     assert code == 201 and body["status"]["incomplete"] is True
     assert "node authorizer does not support user rule resolution" in body["status"]["evaluationError"]
+
+
+async def test_a_node_gets_tokens_only_for_accounts_of_its_pods_bound_to_them(server: Server) -> None:
+    for name in ("robot", "other"):
+        assert (await server.request("POST", "/api/v1/namespaces/default/serviceaccounts",
+                                     json={"metadata": {"name": name}}))[0] == 201
+    uids = {}
+    for name, node in (("p-a", "a"), ("p-b", "b")):
+        code, pod = await server.request("POST", "/api/v1/namespaces/default/pods",
+                                         json=_pod(name, node, serviceAccountName="robot"))
+        assert code == 201
+        uids[name] = pod["metadata"]["uid"]
+    tokens = "/api/v1/namespaces/default/serviceaccounts/robot/token"
+
+    def request(pod: str | None, uid: str | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"audiences": ["https://kubernetes.default.svc.cluster.local"]}
+        if pod:
+            spec["boundObjectRef"] = {"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid or uids[pod]}
+        return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+
+    code, body = await server.request("POST", tokens, json=request("p-a"), token=NODE_A)
+    assert code == 201 and body["status"]["token"]
+    code, body = await server.request("POST", tokens, json=request("p-b"), token=NODE_A)
+    assert code == 403 and body["message"] == ('serviceaccounts "robot" is forbidden: node requested token bound to '
+                                               "a pod scheduled on a different node")
+    code, body = await server.request("POST", tokens, json=request(None), token=NODE_A)
+    assert code == 403 and body["message"].endswith("node requested token not bound to a pod")
+    code, body = await server.request("POST", tokens, json=request("p-a", "not-the-uid"), token=NODE_A)
+    assert code == 403 and "does not match the UID in record" in body["message"]
+    code, body = await server.request("POST", "/api/v1/namespaces/default/serviceaccounts/other/token",
+                                      json=request("p-a"), token=NODE_A)
+    assert code == 403 and body["message"].endswith("no relationship found between node 'a' and this object")
+    # Anyone else is not NodeRestriction's: the admin's unbound token is issued as before.
+    assert (await server.request("POST", tokens, json=request(None)))[0] == 201

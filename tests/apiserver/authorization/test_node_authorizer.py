@@ -14,6 +14,7 @@ import pytest_asyncio
 
 from apiserver import runner
 from apiserver.authentication import options as authn_options
+from apiserver.authorization import chain
 
 ADMIN = "admin-token"
 NODE_A, NODE_B, NAMELESS = "token-a", "token-b", "token-nameless"
@@ -233,3 +234,9 @@ async def test_a_node_gets_tokens_only_for_accounts_of_its_pods_bound_to_them(se
     assert code == 403 and body["message"].endswith("no relationship found between node 'a' and this object")
     # Anyone else is not NodeRestriction's: the admin's unbound token is issued as before.
     assert (await server.request("POST", tokens, json=request(None)))[0] == 201
+
+
+def test_node_rbac_is_the_default_mode_of_an_authenticating_server() -> None:
+    assert chain.default_mode(authenticated=True) == "Node,RBAC"
+    assert chain.parse_modes("Node,RBAC") == ("Node", "RBAC")
+    assert chain.default_mode(authenticated=False) == "AlwaysAllow"

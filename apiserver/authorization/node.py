@@ -14,13 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from admission.plugins.node_restriction import NODE_LEASE_NAMESPACE, NODE_USER_PREFIX, NODES_GROUP
 from apiserver.authorization import bootstrap_roles, node_graph, rules
 from apiserver.authorization.attributes import Attributes
 from storage import Store
-
-NODES_GROUP = "system:nodes"
-NODE_USER_PREFIX = "system:node:"
-NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 # (group, resource) → the graph's vertex type, for the objects reached only through pods
 _GRAPH = {("", "secrets"): "secret", ("", "configmaps"): "configmap", ("", "persistentvolumeclaims"): "pvc",

@@ -240,3 +240,19 @@ def test_node_rbac_is_the_default_mode_of_an_authenticating_server() -> None:
     assert chain.default_mode(authenticated=True) == "Node,RBAC"
     assert chain.parse_modes("Node,RBAC") == ("Node", "RBAC")
     assert chain.default_mode(authenticated=False) == "AlwaysAllow"
+
+
+async def test_a_node_evicts_only_pods_bound_to_it(server: Server) -> None:
+    for name, node in (("p-a", "a"), ("p-b", "b")):
+        assert (await server.request("POST", "/api/v1/namespaces/default/pods", json=_pod(name, node)))[0] == 201
+
+    def eviction(name: str) -> dict[str, Any]:
+        return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": "default"}}
+
+    code, body = await server.request("POST", "/api/v1/namespaces/default/pods/p-b/eviction", json=eviction("p-b"),
+                                      token=NODE_A)
+    assert code == 403 and body["message"] == ('pods "p-b" is forbidden: node "a" can only evict pods with '
+                                               "spec.nodeName set to itself")
+    code, body = await server.request("POST", "/api/v1/namespaces/default/pods/p-a/eviction", json=eviction("p-a"),
+                                      token=NODE_A)
+    assert code == 201, body

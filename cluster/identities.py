@@ -1,14 +1,12 @@
-"""The co-processes' own credentials: who each one is to the API server, never the admin.
+"""The co-processes' own credentials: who each one is to the API server, instead of the admin.
 
-Upstream's identities (`certs.component_identity`): the scheduler is `system:kube-scheduler`
-(bound to system:kube-scheduler and system:volume-scheduler), each kubelet `system:node:<name>`
-in `system:nodes` (the Node authorizer and NodeRestriction judge it). Over HTTPS (`haru up`) each
-gets a client certificate signed by the cluster CA in its own kubeconfig, as kubeadm writes
-scheduler.conf and kubelet.conf: `DATA_DIR/scheduler.kubeconfig`, `DATA_DIR/kubelets/<node>.kubeconfig`.
-The embedded co-processes reach a plain-HTTP loopback socket where no certificate is presented:
-there each identity is a static bearer token (`--token-auth-file` format, `component-tokens.csv`)
-that the server loads at start. `--record-results` adds one grant (`grant_result_recording`).
-Called by `cli.up` and `embedded._start`.
+Upstream's identities (`certs.component_identity`): `system:kube-scheduler`, and `system:node:<name>`
+in `system:nodes` per kubelet. Over HTTPS (`haru up`) a client certificate signed by the cluster
+CA in its own kubeconfig, as kubeadm's scheduler.conf and kubelet.conf (`DATA_DIR/scheduler.kubeconfig`,
+`DATA_DIR/kubelets/<node>.kubeconfig`); on the embedded cluster's plain-HTTP loopback socket a
+static bearer token (`pki/component-tokens.csv`, `--token-auth-file` format). The scheduler uses
+its own today; the nodes process still shares one client (see issue 14). Called by `cli.up`
+(also `grant_result_recording` for `--record-results`) and `embedded._start`.
 """
 
 from __future__ import annotations

@@ -213,9 +213,16 @@ async def up(args: argparse.Namespace) -> int:
         componentstatuses.register(running.server, "scheduler", scheduler.health)
         if shapes:
             _progress(f"starting {len(shapes)} hollow nodes")
+            # Each kubelet is system:node:<name> with its own certificate (kubeadm's kubelet.conf).
+            kubelets_dir = None
+            if pki:
+                for shape in shapes:
+                    identities.write_certificate_kubeconfig(pki, data_dir, running.url, "node", shape.name)
+                kubelets_dir = os.path.join(data_dir, "kubelets")
             nodes = await supervisor.start_nodes(
                 path, shapes=shapes, shape_args=_shape_args(args), kubelet_port=supervisor.free_port(),
-                state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded)
+                state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded,
+                kubelet_kubeconfig_dir=kubelets_dir)
             async with RestClient(config, user_agent="haru-up") as client:
                 not_ready = await summary.wait_nodes_ready(client, [s.name for s in shapes])
         else:

@@ -121,7 +121,8 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     token = runner.new_token()
     pki = certs.ensure(data_dir)
     # The co-processes' own identities (identities.py): bearer tokens, their socket being plain HTTP.
-    tokens_path, tokens = identities.token_file(data_dir, [(identities.SCHEDULER, "")])
+    tokens_path, tokens = identities.token_file(data_dir, [(identities.SCHEDULER, "")]
+                                                + [("node", s.name) for s in shapes])
     authentication = authn_options.Options(admin_token=token,
                                            service_account_key_file=os.path.join(data_dir, "pki", "sa.key"),
                                            token_auth_file=tokens_path)
@@ -143,6 +144,9 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     kubeconfig.write(inner_path, f"http://127.0.0.1:{inner_port}", token, None)
     scheduler_path = identities.write_token_kubeconfig(data_dir, f"http://127.0.0.1:{inner_port}",
                                                        identities.SCHEDULER, tokens[(identities.SCHEDULER, "")])
+    for shape in shapes:
+        identities.write_token_kubeconfig(data_dir, f"http://127.0.0.1:{inner_port}", "node",
+                                          tokens[("node", shape.name)], shape.name)
     # Their kubeconfig has no CA (plain HTTP): the root CA publisher is told the cluster's.
     settings = {"root-ca-certificate-publisher": {"ca_pem": ca_pem}, **options.controller_settings}
     starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers,
@@ -155,7 +159,8 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
         starts.append(supervisor.start_nodes(inner_path, shapes=shapes, shape_args=(), kubelet_port=0,
                                              state_dir=os.path.join(data_dir, "nodes"),
                                              grace_scale=options.grace_scale, embedded=True,
-                                             lease_duration=options.lease_duration))
+                                             lease_duration=options.lease_duration,
+                                             kubelet_kubeconfig_dir=os.path.join(data_dir, "kubelets")))
     # The three are independent API clients: start them side by side, keep whichever started.
     started = await asyncio.gather(*starts, return_exceptions=True)
     parts.extend(s for s in started if not isinstance(s, BaseException))

@@ -5,8 +5,8 @@ thread, the API server (HTTPS on 127.0.0.1, a random port), the controllers, the
 hollow nodes (the embedded starts of `supervisor.py`), writes a kubeconfig, loads the CRDs of
 `Options.crd_dirs` and returns once the cluster is *ready*: every Node is Ready and the `default`
 ServiceAccount of the `default` namespace exists (so a pod created at once is admitted). The
-scheduler authenticates as system:kube-scheduler (`identities.py`); the controllers and the nodes
-still use the admin token (their own identities are issue 14's next step). Its own
+scheduler authenticates as system:kube-scheduler and each kubelet as system:node:<name>
+(`identities.py`); the controllers and the nodes host's shared reads still use the admin token. Its own
 thread keeps the cluster serving while the caller blocks in a synchronous client. `stop()` ends
 everything it started. Called by `cluster/pytest_plugin.py` and `bench/controllers.py`.
 """

@@ -4,8 +4,8 @@ Upstream's identities (`certs.component_identity`): `system:kube-scheduler`, and
 in `system:nodes` per kubelet. Over HTTPS (`haru up`) a client certificate signed by the cluster
 CA in its own kubeconfig, as kubeadm's scheduler.conf and kubelet.conf (`DATA_DIR/scheduler.kubeconfig`,
 `DATA_DIR/kubelets/<node>.kubeconfig`); on the embedded cluster's plain-HTTP loopback socket a
-static bearer token (`pki/component-tokens.csv`, `--token-auth-file` format). The scheduler uses
-its own today; the nodes process still shares one client (see issue 14). Called by `cli.up`
+static bearer token (`pki/component-tokens.csv`, `--token-auth-file` format). The controllers
+and the nodes host's shared reads still run as the admin (issue 14). Called by `cli.up`
 (also `grant_result_recording` for `--record-results`) and `embedded._start`.
 """
 

@@ -37,7 +37,8 @@ def render(server_url: str, token: str, ca_pem: bytes | None,
         "current-context": "haru",
         "preferences": {},
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    # libyaml's dumper when present: `haru up` writes one kubeconfig per kubelet.
+    return yaml.dump(config, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
 
 
 def write(path: str, server_url: str, token: str, ca_pem: bytes | None,

@@ -1,8 +1,9 @@
 """Kubelet and scheduler identities against `haru up` (HTTPS, `Node,RBAC`), with kubectl v1.36.3.
 
-Each kubelet credential is a client certificate `system:node:<name>` in `system:nodes`, signed by
-the cluster CA as kubeadm's kubelet.conf is: node A's cannot read or patch node B or renew B's
-Lease (upstream's 403 texts), and can patch its own Node status and renew its own Lease. The
+Each kubelet runs with a client certificate `system:node:<name>` in `system:nodes` that haru up
+signs with the cluster CA into `DATA_DIR/kubelets/<node>.kubeconfig`, as kubeadm's kubelet.conf:
+node A's cannot read or patch node B or renew B's Lease (upstream's 403 texts), and can patch its
+own Node status and renew its own Lease. The
 scheduler runs as `system:kube-scheduler` from `DATA_DIR/scheduler.kubeconfig`: it may bind pods and
 may not create them, and a pod is scheduled and runs.
 """
@@ -16,7 +17,7 @@ import pytest
 from kubernetes import client as pyclient, config as pyconfig
 from kubernetes.client.rest import ApiException
 
-from cluster import certs, identities
+from cluster import identities
 from tests.conftest import Cluster
 from tests.e2e.polling import until
 
@@ -37,8 +38,10 @@ def nodes(haru: Cluster) -> list[str]:
 
 @pytest.fixture(scope="module")
 def kubelet_a(haru: Cluster, nodes: list[str]) -> str:
-    pki = certs.ensure(haru.data_dir)
-    return identities.write_certificate_kubeconfig(pki, haru.data_dir, haru.url, "node", nodes[0])
+    """The kubeconfig haru up wrote for node A's kubelet, the one its hollow kubelet runs with."""
+    path = identities.kubeconfig_path(haru.data_dir, "node", nodes[0])
+    assert os.path.exists(path)
+    return path
 
 
 def test_a_kubelets_credentials_cannot_patch_or_read_another_node(haru: Cluster, nodes: list[str],

@@ -4,9 +4,9 @@
 chain, so the server's follower task can reach the policy source (VAP status) and the quota
 plugin (`status.used`). The order is upstream's (AllOrderedPlugins), limited to what haru has:
 mutating LimitRanger, ServiceAccount, NodeRestriction (always on, as kubeadm enables it; it judges
-kubelets' requests alone), Priority, MutatingAdmissionPolicy; validating LimitRanger,
-ServiceAccount, NodeRestriction, Priority, JobValidation (while `job_validation`: GenericWorkload or WorkloadWithJob
-is on), ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
+kubelets' requests alone), Priority, RuntimeClass, MutatingAdmissionPolicy; validating LimitRanger,
+ServiceAccount, NodeRestriction, Priority, RuntimeClass, JobValidation (while `job_validation`:
+GenericWorkload or WorkloadWithJob is on), ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
 ServiceAccount is in `OPTIONAL`: it runs when `enable` names it (`haru up` does; an API server
 started without controllers, as most tests do, has no accounts to find).
 """
@@ -21,6 +21,7 @@ from admission.plugins.limit_ranger import LimitRangerPlugin
 from admission.plugins.node_restriction import NodeRestrictionPlugin
 from admission.plugins.priority import PriorityPlugin
 from admission.plugins.resource_quota import ResourceQuotaPlugin
+from admission.plugins.runtime_class import RuntimeClassPlugin
 from admission.plugins.service_account import ServiceAccountPlugin
 from admission.policy.mutating import MutatingPolicyPlugin
 from admission.policy.source import PolicySource, StaticPolicies
@@ -46,11 +47,13 @@ def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutatin
     limits, quota = LimitRangerPlugin(view), ResourceQuotaPlugin(view)
     accounts = [ServiceAccountPlugin(view)] if "ServiceAccount" in enable else []
     nodes = NodeRestrictionPlugin(view)
-    mutating: list[MutatingPlugin] = [limits, *accounts, nodes, priority]
+    runtime_classes = RuntimeClassPlugin(view)
+    mutating: list[MutatingPlugin] = [limits, *accounts, nodes, priority, runtime_classes]
     if mutating_policies:
         mutating.append(MutatingPolicyPlugin(policies, view))
     jobs = [JobValidationPlugin(view)] if job_validation else []
     # NodeRestriction changes nothing; it judges writes in the mutating half, as upstream, and
     # deletes in the validating one (haru runs only that half for a delete).
-    chain = Chain(mutating, [limits, *accounts, nodes, priority, *jobs, ValidatingPolicyPlugin(policies, view), quota])
+    chain = Chain(mutating, [limits, *accounts, nodes, priority, runtime_classes, *jobs,
+                             ValidatingPolicyPlugin(policies, view), quota])
     return Assembly(chain, policies, quota)

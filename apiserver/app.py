@@ -2,7 +2,8 @@
 
 Request flow: `errors_and_metrics` (APIError → Status, counters) → `authenticate` (a client
 certificate or bearer token, `authentication/chain.py`; anonymous only on the public paths; else
-401; then Impersonate-* headers) → `authorize` (the `--authorization-mode` chain; 403 with kube's
+401; then Impersonate-* headers) → `priority_and_fairness` (API Priority and Fairness,
+`flowcontrol/filter.py`: classify, queue or 429; only when the server has it on) → `authorize` (the `--authorization-mode` chain; 403 with kube's
 text) → `dispatch`, which serves discovery, OpenAPI, version, health, metrics and the issuer's OIDC
 documents itself and sends resource paths to
 `handlers/<verb>.py` or `subresources/`. Nothing here knows a kind's rules: those are the
@@ -17,12 +18,14 @@ from typing import Any, Awaitable, Callable
 
 from aiohttp import web
 
-from apiserver import (auth, bodies, componentstatuses, discovery, errors, health, metrics, openapi, openapi_v2,
-                       requestinfo, responses, version)
+from apiserver import (auth, bodies, componentstatuses, discovery, errors, features, health, metrics, openapi,
+                       openapi_v2, requestinfo, responses, version)
+from apiserver.audit import recorder as audit
 from apiserver.authorization import attributes as authz_attributes, chain as authz_chain, impersonation
 from apiserver.authentication import chain, oidc_discovery, options as authn_options
 from apiserver.context import SERVER_KEY, Endpoint, Server, endpoint_for, server_of
 from apiserver.custom_metrics_api import serving as custom_metrics
+from apiserver.flowcontrol import filter as flowcontrol, metrics as flowcontrol_metrics
 from apiserver.handlers import create, delete, get, list as list_, patch, update, watch
 from apiserver.metrics_api import collector as metrics_collector, resources as metrics_resources, serving as metrics_serving
 from apiserver.subresources import kubelet, pods, proxy, reviews, scale, token
@@ -34,16 +37,33 @@ METRICS_KEY: web.AppKey[metrics.Metrics] = web.AppKey("haru_metrics", metrics.Me
 USER_KEY: web.RequestKey[auth.User] = web.RequestKey("haru_user", auth.User)
 REQUEST_INFO_KEY: web.RequestKey[requestinfo.RequestInfo] = web.RequestKey("haru_request_info",
                                                                             requestinfo.RequestInfo)
+IMPERSONATOR_KEY: web.RequestKey[auth.User] = web.RequestKey("haru_impersonator", auth.User)
 _PUBLIC = ("/healthz", "/livez", "/readyz", "/version")  # system:public-info-viewer paths
 # Anonymous may reach these too; upstream's RBAC grants them to system:serviceaccounts only
 # (system:service-account-issuer-discovery) unless an admin binds system:unauthenticated.
 _ANONYMOUS_EXACT = frozenset(oidc_discovery.PATHS)
 ANONYMOUS = auth.User("system:anonymous", ("system:unauthenticated",))
 _CONNECT = frozenset({"log", "exec", "attach", "portforward", "proxy"})
+FLOW_CONTROL = "flow_control"  # server.extra: the flowcontrol.filter.FlowControl, when APF is on
+AUDITOR = "auditor"  # server.extra key of the `audit.Auditor` (`--audit-log-path` + `--audit-policy-file`)
 
 
 def build(server: Server) -> web.Application:
-    app = web.Application(middlewares=[errors_and_metrics, authenticate, authorize], client_max_size=4 * 1024 * 1024)
+    auditor: audit.Auditor | None = server.extra.get(AUDITOR)
+    # Upstream's order: authentication, audit, (impersonation, inside `authenticate` here),
+    # priority and fairness, authorization.
+    chain: list[Any] = [errors_and_metrics, authenticate]
+    if auditor is not None:  # the audit filter only with an audit log (`apiserver/audit/`): else it costs nothing
+        chain.append(audit_filter)
+    if FLOW_CONTROL in server.extra:  # --enable-priority-and-fairness (on unless turned off)
+        chain.append(priority_and_fairness)
+    chain.append(authorize)
+    app = web.Application(middlewares=chain, client_max_size=4 * 1024 * 1024)
+    if FLOW_CONTROL in server.extra:
+        app.on_response_prepare.append(flowcontrol.on_response_prepare)
+    if auditor is not None:
+        app[audit.AUDITOR] = auditor
+    app.on_response_prepare.append(audit.on_prepare)  # Audit-Id on every answer, as upstream
     app[SERVER_KEY] = server
     app[METRICS_KEY] = metrics.Metrics()
     if "authenticator" not in server.extra:
@@ -119,6 +139,7 @@ async def authenticate(request: web.Request, handler: Handler) -> web.StreamResp
         server = server_of(request)
         authorizer: authz_chain.Authorizer = server.extra[authz_chain.AUTHORIZER]
         own = authz_attributes.from_request(user, info, request.query.get("fieldSelector", ""))
+        request[IMPERSONATOR_KEY] = user
         user = impersonation.impersonate(user, request.headers, authorizer.authorize, own,
                                          constrained=server.gates.enabled("ConstrainedImpersonation"))
     request[USER_KEY] = user
@@ -142,11 +163,30 @@ def _peer_certificate(request: web.Request) -> tuple[dict[str, Any] | None, byte
 
 
 @web.middleware
+async def priority_and_fairness(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """After impersonation, before authorization, as upstream's WithPriorityAndFairness."""
+    info = request[REQUEST_INFO_KEY]
+    server = server_of(request)
+    prefix = None
+    if info.verb in ("list", "watch") and info.is_resource:  # the work estimate counts the collection
+        resource = server.registry.get(info.group, info.version, info.resource)
+        prefix = resource.key_prefix if resource is not None and resource.stored else None
+    return await flowcontrol.admit(server.extra[FLOW_CONTROL], request, request[USER_KEY], info, prefix, handler)
+
+
+@web.middleware
+async def audit_filter(request: web.Request, handler: Handler) -> web.StreamResponse:
+    return await audit.filter(request, handler, request[REQUEST_INFO_KEY], request[USER_KEY],
+                              request.get(IMPERSONATOR_KEY))
+
+
+@web.middleware
 async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
     info = request[REQUEST_INFO_KEY]  # parsed by `authenticate`
     authorizer: authz_chain.Authorizer = server_of(request).extra[authz_chain.AUTHORIZER]
     attrs = authz_attributes.from_request(request[USER_KEY], info, request.query.get("fieldSelector", ""))
     decision = authorizer.authorize(attrs)
+    audit.note_decision(request, decision.allowed, decision.reason)
     if not decision.allowed:
         raise authz_attributes.forbidden(attrs, decision.reason)
     return await handler(request)
@@ -177,7 +217,11 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         counts = [(info.resource if not info.group else f"{info.resource}.{info.group}",
                    server.store.count(info.key_prefix))
                   for info in server.registry.all() if info.stored]
-        return web.Response(body=request.app[METRICS_KEY].render(counts).encode(),
+        gates = [(name, features.metric_stage(name), on) for name, on in server.gates.as_dict().items()]
+        text = request.app[METRICS_KEY].render(counts, gates)
+        if FLOW_CONTROL in server.extra:
+            text += flowcontrol_metrics.render(server.extra[FLOW_CONTROL])
+        return web.Response(body=text.encode(),
                             headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
     if path in ("/api", "/apis"):
         return _discovery_root(request, server, legacy=path == "/api")

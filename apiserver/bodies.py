@@ -16,6 +16,7 @@ import yaml
 from aiohttp import web
 
 from apiserver import errors, json_syntax
+from apiserver.audit import recorder as audit
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's default limit for request bodies
 
@@ -53,7 +54,9 @@ async def read(request: web.Request) -> bytes:
         if size > MAX_BODY:
             raise errors.too_large()
         chunks.append(chunk)
-    return b"".join(chunks)
+    body = b"".join(chunks)
+    audit.note_body(request, body, media_type(request))  # requestObject, at audit level Request and up
+    return body
 
 
 def decode_yaml(body: bytes) -> Any:

@@ -16,6 +16,7 @@ reasons, codes and message texts are kube-apiserver's (k8s.io/apimachinery/pkg/a
     ├── 415 UnsupportedMediaType  body format we cannot read
     ├── 422 Invalid               validation with one cause per field
     ├── 500 InternalError
+    ├── 500 (no reason)           an object over etcd's 1.5 MiB limit: etcd's own text, as upstream
     ├── 503 ServiceUnavailable    the disk refused a commit
     └── 504 Timeout
 """
@@ -205,4 +206,8 @@ def from_storage(err: storage_errors.StorageError, resource: str, group: str, na
         return bad_request(f"continue key is not valid: {err.reason}")
     if isinstance(err, storage_errors.StorageUnavailable):
         return unavailable(f"storage is unavailable: {err}")
+    if isinstance(err, storage_errors.RequestTooLarge):
+        # Upstream passes etcd's gRPC error through unconverted (kubernetes#112152): ErrorToAPIStatus
+        # makes it a 500 with StatusReasonUnknown (empty) and etcd's message.
+        return APIError(500, "", "etcdserver: request is too large")
     return internal(str(err))

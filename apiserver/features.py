@@ -173,5 +173,11 @@ class FeatureGates:
         return f"FeatureGates({changed!r})"
 
 
+def metric_stage(name: str) -> str:
+    """The `stage` label of `kubernetes_feature_enabled`: ALPHA, BETA, DEPRECATED, or "" for GA."""
+    stage = REGISTERED[name].stage
+    return "" if stage == GA else stage.upper()
+
+
 def _go_bool(value: bool) -> str:
     return "true" if value else "false"

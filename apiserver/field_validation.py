@@ -24,12 +24,17 @@ def directive(query: dict[str, str]) -> str:
     return value
 
 
-def prune(obj: Any, schema: dict[str, Any] | None) -> list[str]:
-    """Remove fields the schema does not know from `obj` in place; return their paths."""
+def prune(obj: Any, schema: dict[str, Any] | None, stored: Any = None) -> list[str]:
+    """Remove fields the schema does not know from `obj` in place; return their paths.
+
+    `stored`: for an update of a built-in kind, the object it replaces. That one was pruned when it
+    was written and its schema never changes, so a subtree of `obj` equal to the one at the same
+    place in `stored` has no unknown field and is not walked (equal dicts have equal keys at every
+    depth). A status write or a label patch then walks only the part it changed."""
     if schema is None:
         return []
     unknown: list[str] = []
-    _prune(obj, schema, [], unknown)
+    _prune(obj, schema, [], unknown, stored)
     return unknown
 
 
@@ -65,11 +70,12 @@ def _plan_of(node: dict[str, Any]) -> _Plan:
             items if isinstance(items, dict) else None)
 
 
-def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str]) -> None:
-    # Every write walks its whole object here: paths are built only for an unknown field, and
-    # scalars (most of an object) are never descended into.
+def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str], stored: Any) -> None:
+    # Every write walks its whole object here (but what equals the stored object, see `prune`):
+    # paths are built only for an unknown field, and scalars are never descended into.
     props, preserve, extra, items = _plan(node)
     if isinstance(value, dict):
+        before = stored if isinstance(stored, dict) else _NOTHING
         if props is not None:
             for key in list(value):
                 child = props.get(key)
@@ -80,22 +86,35 @@ def _prune(value: Any, node: dict[str, Any], path: list[str], unknown: list[str]
                     continue
                 sub = value[key]
                 if isinstance(sub, (dict, list)):
+                    was = before.get(key)
+                    if was is not None and sub == was:
+                        continue
                     path.append("." + key)
-                    _prune(sub, child, path, unknown)
+                    _prune(sub, child, path, unknown, was)
                     path.pop()
             return
         if extra is not None:
             for key, item in value.items():
                 if isinstance(item, (dict, list)):
+                    was = before.get(key)
+                    if was is not None and item == was:
+                        continue
                     path.append(f"[{key}]")
-                    _prune(item, extra, path, unknown)
+                    _prune(item, extra, path, unknown, was)
                     path.pop()
     elif isinstance(value, list) and items is not None:
+        before_items = stored if isinstance(stored, list) else []
         for index, item in enumerate(value):
             if isinstance(item, (dict, list)):
+                was = before_items[index] if index < len(before_items) else None
+                if was is not None and item == was:
+                    continue
                 path.append(f"[{index}]")
-                _prune(item, items, path, unknown)
+                _prune(item, items, path, unknown, was)
                 path.pop()
+
+
+_NOTHING: dict[str, Any] = {}
 
 
 def report(unknown: list[str], how: str, kind: str, version: str) -> list[str]:

@@ -3,14 +3,17 @@
 Counters and histograms are kept per label set in plain dicts (one process, one event loop: no
 locks). `apiserver_storage_objects` is computed at scrape time from the store. Names follow 1.36:
 `etcd_bookmark_total` is the counter that replaced the `etcd_bookmark_counts` gauge (kubernetes
-PR #136483). Fed by the app's middleware (`observe_request`) and the watch handler (`bookmark`).
+PR #136483). `kubernetes_feature_enabled` is component-base's gauge of every registered feature
+gate (1 on, 0 off; stage ALPHA, BETA, DEPRECATED, or empty for GA), which clients such as the
+conformance suite read to learn the cluster's gates. Fed by the app's middleware
+(`observe_request`) and the watch handler (`bookmark`).
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Iterable
+from typing import Iterable, Mapping
 
 _BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60)
 _REQUEST_LABELS = ("code", "component", "dry_run", "group", "resource", "scope", "subresource", "verb", "version")
@@ -37,7 +40,9 @@ class Metrics:
     def bookmark(self, resource: str) -> None:
         self.bookmarks[resource] += 1
 
-    def render(self, storage_objects: Iterable[tuple[str, int]]) -> str:
+    def render(self, storage_objects: Iterable[tuple[str, int]],
+               feature_gates: Iterable[tuple[str, str, bool]] = ()) -> str:
+        """The text exposition; `feature_gates` is (name, stage, enabled) per registered gate."""
         lines: list[str] = []
         lines += _header("apiserver_request_total", "counter",
                          "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
@@ -64,6 +69,10 @@ class Metrics:
                          "Number of etcd bookmarks (progress notify events) split by kind.")
         for resource, count in sorted(self.bookmarks.items()):
             lines.append(f'etcd_bookmark_total{{resource="{resource}"}} {count}')
+        lines += _header("kubernetes_feature_enabled", "gauge",
+                         "[BETA] This metric records the data about the stage and enablement of a k8s feature.")
+        for name, stage, enabled in sorted(feature_gates):
+            lines.append(f'kubernetes_feature_enabled{{name="{name}",stage="{stage}"}} {int(enabled)}')
         return "\n".join(lines) + "\n"
 
 

@@ -80,6 +80,10 @@ class Strategy:
         causes += validation.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
         return causes
 
+    def canonicalize(self, obj: Obj) -> None:
+        """Normalize the object after validation, once its final name is known (upstream's
+        Canonicalize; the namespace name label is the one use)."""
+
     def status_strategy(self) -> "Strategy":
         return StatusStrategy(self)
 

@@ -89,12 +89,15 @@ def _namespace_lifecycle(ep: Endpoint, name: str) -> None:
         raise err
 
 
-def prune(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str]) -> list[str]:
-    """Decode-time checks: wrong JSON types (400), then unknown fields per fieldValidation."""
+def prune(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], old: dict[str, Any] | None = None) -> list[str]:
+    """Decode-time checks: wrong JSON types (400), then unknown fields per fieldValidation.
+
+    `old`, on an update, spares the unknown-field walk what the write left as stored; only for
+    built-in kinds (a CRD's schema may change under objects already stored)."""
     how = field_validation.directive(query)
     if ep.resource.builtin:
         type_check.check(obj, ep.resource.group, ep.resource.version, ep.resource.kind)
-    unknown = field_validation.prune(obj, ep.resource.schema)
+    unknown = field_validation.prune(obj, ep.resource.schema, old if ep.resource.builtin else None)
     return field_validation.report(unknown, how, ep.resource.kind, ep.resource.version)
 
 
@@ -143,6 +146,7 @@ def prepare_create(ep: Endpoint, obj: dict[str, Any], query: Mapping[str, str], 
     if causes:
         raise invalid(ep, obj, causes)
     admitting.validate(ep, attrs)
+    strategy.canonicalize(obj)
     warnings += strategy.warnings(obj) + attrs.warnings
     _keep(obj, recorded)
     _as_go_encodes(obj, shape)
@@ -176,7 +180,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     strategy = strategy or ep.strategy
     bodies.check_kind(new, ep.resource.api_version, ep.resource.kind)
     check_namespace(ep, new)
-    warnings = prune(ep, new, query)
+    warnings = prune(ep, new, query, old)
     meta, old_meta = new["metadata"], old["metadata"]
     # Server-owned metadata a client may leave out is carried over (rest.BeforeUpdate).
     # creationTimestamp is the server's; a client's copy may be formatted differently (+00:00).
@@ -210,6 +214,7 @@ def prepare_update(ep: Endpoint, new: dict[str, Any], old: dict[str, Any], query
     if causes:
         raise invalid(ep, new, causes)
     admitting.validate(ep, attrs)
+    strategy.canonicalize(new)
     warnings += strategy.warnings(new, old) + attrs.warnings
     _keep(new, recorded)
     _as_go_encodes(new, shape)

@@ -3,8 +3,8 @@
 Issue #3's rows measure the API server, so `bench.apiserver` runs it without the co-processes
 that `haru up` adds (the controllers would LIST and watch every resource at start and share the
 two cores). It calls `apiserver.runner.start` exactly as `haru up --http` does (plain HTTP, any
-caller is the admin; `bench.rbac` adds `--admin-token T --authorization-mode M` so callers are who
-their bearer token says, as over HTTPS), prints `haru apiserver is serving URL; ` once it listens, and stops cleanly
+caller is the admin; `bench.apf` turns APF off in one of its servers; `bench.rbac` adds `--admin-token T --authorization-mode M` so callers are who
+their bearer token says, as over HTTPS; `bench.audit` adds the audit-log flags), prints `haru apiserver is serving URL; ` once it listens, and stops cleanly
 on SIGTERM. Started and stopped by `bench._server_process`.
 """
 
@@ -16,14 +16,16 @@ import signal
 import sys
 
 from apiserver import runner
+from apiserver.audit import options as audit_options
 from client import event_loop
 from cluster import cli
 
 
 async def serve(data_dir: str, admin_token: str | None = None, authorization_mode: str | None = None,
-                feature_gates: str = "") -> None:
+                feature_gates: str = "", priority_and_fairness: bool = True,
+                audit: audit_options.Options | None = None) -> None:
     running = await runner.start(data_dir, port=0, admin_token=admin_token, authorization_mode=authorization_mode,
-                                 feature_gates=feature_gates)
+                                 feature_gates=feature_gates, priority_and_fairness=priority_and_fairness, audit=audit)
     cli._tune_gc()  # the same collector settings as `haru up`
     print(f"haru apiserver is serving {running.url}; ", flush=True)
     stop = asyncio.Event()
@@ -42,8 +44,14 @@ def main() -> int:
     parser.add_argument("--admin-token", default=None)
     parser.add_argument("--authorization-mode", default=None)
     parser.add_argument("--feature-gates", default="", help="as haru up's (bench.gang --through-api: GenericWorkload)")
+    parser.add_argument("--enable-priority-and-fairness", default="true", choices=("true", "false"),
+                        help="as haru up's (bench.apf runs one server with it off)")
+    parser.add_argument("--audit-log-path", default="", help="as haru up's (bench.audit)")
+    parser.add_argument("--audit-policy-file", default="", help="as haru up's (bench.audit)")
     args = parser.parse_args()
-    event_loop.run(serve(args.data_dir, args.admin_token, args.authorization_mode, args.feature_gates))
+    audit = audit_options.Options(log_path=args.audit_log_path, policy_file=args.audit_policy_file)
+    event_loop.run(serve(args.data_dir, args.admin_token, args.authorization_mode, args.feature_gates,
+                         args.enable_priority_and_fairness == "true", audit))
     return 0
 
 

@@ -26,7 +26,9 @@ def available() -> bool:
 
 
 @contextlib.asynccontextmanager
-async def profiled(pid: int, directory: Path | None, slug: str) -> AsyncIterator[Path | None]:
+async def profiled(pid: int, directory: Path | None, slug: str, *, gil: bool = False) -> AsyncIterator[Path | None]:
+    """`gil`: sample only the thread holding the GIL (CPU spent in Python, not threads waiting on
+    an fsync or on the GIL, which py-spy otherwise counts as busy)."""
     if directory is None:
         yield None
         return
@@ -34,7 +36,7 @@ async def profiled(pid: int, directory: Path | None, slug: str) -> AsyncIterator
     out = directory / f"{slug}.txt"
     recorder = await asyncio.create_subprocess_exec(
         "py-spy", "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--nonblocking",
-        "-o", str(out), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        "-o", str(out), *(["--gil"] if gil else []), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
     await asyncio.sleep(0.3)  # py-spy attaches before the case starts
     try:
         yield out

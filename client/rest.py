@@ -56,6 +56,7 @@ class RestClient:
         self.retry = retry
         self._session: aiohttp.ClientSession | None = None
         self._in_flight: asyncio.Semaphore | None = None
+        self._request_timeout: aiohttp.ClientTimeout | None = None  # one per client, not per request
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -85,8 +86,10 @@ class RestClient:
         if body is not None:
             data = body if isinstance(body, bytes) else msgspec.json.encode(body)
             headers["Content-Type"] = content_type
-        timeout = aiohttp.ClientTimeout(total=self.timeout)
-        params = list(query)
+        timeout = self._request_timeout
+        if timeout is None or timeout.total != self.timeout:
+            timeout = self._request_timeout = aiohttp.ClientTimeout(total=self.timeout)
+        params = list(query) or None  # aiohttp skips its query handling for None, not for []
         attempt = 0
         while True:
             try:
@@ -96,6 +99,8 @@ class RestClient:
                                                             data=data, headers=headers, timeout=timeout) as resp:
                     raw = await resp.read()
                     if resp.status < 300:
+                        if accept.startswith("text/"):  # /metrics, logs: the body as text
+                            return raw.decode(errors="replace")
                         return msgspec.json.decode(raw) if raw else None
                     delay = self.retry.delay(attempt, method, status=resp.status,
                                              retry_after=resp.headers.get("Retry-After"))

@@ -13,7 +13,9 @@ before it starts. The scheduler (`python -m scheduler`, with `--scheduler-config
 `--record-results` and the scheduler's part of `--feature-gates`) places pending pods; a bad
 scheduler config stops it before it starts too. `haru fault gpu
 NODE/DEVICE unhealthy|healthy` marks a virtual device (`nodes/devices/fault.py`); `haru fault node
-NODE down|up` stops or restarts one node's kubelet (`nodes/node_fault.py`).
+NODE down|up` stops or restarts one node's kubelet (`nodes/node_fault.py`). `--controllers`
+(kube-controller-manager's syntax, `*,-deployment`) picks the controllers that run. `haru
+conformance` runs the conformance-style suite (`conformance/cli.py`) against any kubeconfig.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import aiohttp
 from admission import assembly
 from admission.policy import manifests
 from apiserver import componentstatuses, runner
+from apiserver.audit import options as audit_options
 from apiserver.authorization import chain as authz_chain
 from apiserver.authentication import options as authn_options, token_file
 from apiserver.features import FeatureGates
@@ -40,7 +43,8 @@ from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import admin_binding, certs, identities, kubeconfig, summary, supervisor
-from controllers import features as controller_features
+from conformance import cli as conformance_cli
+from controllers import builtin as controller_builtin, features as controller_features
 from nodes import flags as node_flags
 from nodes import node_fault
 from nodes.devices import fault as fault_cmd
@@ -65,9 +69,13 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--authorization-mode", default=None, metavar="MODES",
                     help="ordered authorizers: Node, RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default "
                          "Node,RBAC, AlwaysAllow with --http)")
+    _add_flow_control_flags(up)
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
                          "co-processes")
+    up.add_argument("--controllers", default="*", metavar="LIST",
+                    help="the controllers to run, kube-controller-manager syntax: '*' all, 'name' on, '-name' off "
+                         "(e.g. '*,-deployment')")
     up.add_argument("--scheduler-config", default=None, metavar="FILE",
                     help="a KubeSchedulerConfiguration file for the scheduler (python -m scheduler --config)")
     up.add_argument("--scheduler-name", default=None,
@@ -75,7 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--record-results", action="store_true",
                     help="the scheduler writes each attempt's filter and score results to the pod's annotations")
     _add_authentication_flags(up)
+    _add_audit_flags(up)
     node_flags.add_shape_flags(up)
+    conformance_cli.add_arguments(commands.add_parser(
+        "conformance", help="run the Kubernetes 1.36 conformance-style suite against a cluster"))
     nodes = commands.add_parser("nodes", help="look at the hollow nodes")
     nodes_commands = nodes.add_subparsers(dest="nodes_command", required=True)
     userns_cmd = nodes_commands.add_parser("userns", help="which pod holds which user-namespace ID range, per node")
@@ -87,6 +98,27 @@ def _parser() -> argparse.ArgumentParser:
     fault_cmd.add_gpu_command(fault_kinds)
     node_fault.add_node_command(fault_kinds)
     return parser
+
+
+def _bool_flag(raw: str) -> bool:
+    """A Go-style boolean flag value (--enable-priority-and-fairness=false)."""
+    value = raw.strip().lower()
+    if value in ("true", "t", "1"):
+        return True
+    if value in ("false", "f", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid boolean value "{raw}"')
+
+
+def _add_flow_control_flags(up: argparse.ArgumentParser) -> None:
+    """kube-apiserver's API Priority and Fairness flags, same names, meaning and defaults."""
+    up.add_argument("--enable-priority-and-fairness", type=_bool_flag, default=True, metavar="BOOL",
+                    help="classify and queue requests by FlowSchema and priority level (API Priority and Fairness; "
+                         "default true)")
+    up.add_argument("--max-requests-inflight", type=int, default=400, metavar="N",
+                    help="with --max-mutating-requests-inflight: the seats API Priority and Fairness shares out")
+    up.add_argument("--max-mutating-requests-inflight", type=int, default=200, metavar="N",
+                    help="see --max-requests-inflight")
 
 
 def _add_authentication_flags(up: argparse.ArgumentParser) -> None:
@@ -102,6 +134,27 @@ def _add_authentication_flags(up: argparse.ArgumentParser) -> None:
                     help="comma-separated audiences the API server accepts tokens for (default: the issuer)")
     up.add_argument("--service-account-jwks-uri", default="", metavar="URL",
                     help="the jwks_uri in /.well-known/openid-configuration (default: this server's /openid/v1/jwks)")
+
+
+def _add_audit_flags(up: argparse.ArgumentParser) -> None:
+    """kube-apiserver's audit-log flags, same names and meaning (apiserver/audit/)."""
+    up.add_argument("--audit-log-path", default="", metavar="PATH",
+                    help="write audit events to this file as JSON lines ('-' for stdout); needs --audit-policy-file")
+    up.add_argument("--audit-policy-file", default="", metavar="FILE",
+                    help="an audit.k8s.io/v1 Policy: which requests are logged, at which level")
+    up.add_argument("--audit-log-maxage", type=int, default=0, metavar="DAYS",
+                    help="remove rotated audit logs older than this many days (0: keep)")
+    up.add_argument("--audit-log-maxbackup", type=int, default=0, metavar="N",
+                    help="keep at most this many rotated audit logs (0: all)")
+    up.add_argument("--audit-log-maxsize", type=int, default=0, metavar="MB",
+                    help="rotate the audit log when it reaches this many megabytes (0: never)")
+
+
+def _audit(args: argparse.Namespace) -> audit_options.Options:
+    return audit_options.Options(
+        log_path=args.audit_log_path if args.audit_log_path in ("", "-") else os.path.abspath(args.audit_log_path),
+        policy_file=os.path.abspath(args.audit_policy_file) if args.audit_policy_file else "",
+        max_age_days=args.audit_log_maxage, max_backups=args.audit_log_maxbackup, max_size_mb=args.audit_log_maxsize)
 
 
 def _authentication(args: argparse.Namespace, data_dir: str, token: str | None) -> authn_options.Options:
@@ -175,7 +228,9 @@ async def up(args: argparse.Namespace) -> int:
         admin_token=None if args.http else token, feature_gates=args.feature_gates,
         admission_manifests=os.path.abspath(args.admission_manifests) if args.admission_manifests else None,
         admission_plugins=_admission_plugins(args), authorization_mode=args.authorization_mode,
-        authentication=_authentication(args, data_dir, None if args.http else token),
+        authentication=_authentication(args, data_dir, None if args.http else token), audit=_audit(args),
+        priority_and_fairness=args.enable_priority_and_fairness, max_requests_inflight=args.max_requests_inflight,
+        max_mutating_requests_inflight=args.max_mutating_requests_inflight,
     )
     _tune_gc()
     stop = asyncio.Event()
@@ -198,7 +253,8 @@ async def up(args: argparse.Namespace) -> int:
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
         controllers = await supervisor.start_controllers(
-            path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates))
+            path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates),
+            only=controller_builtin.select(args.controllers))
         componentstatuses.register(running.server, "controller-manager", controllers.health)
         # The co-process's /healthz and /metrics (plain HTTP): a free port, shown in the summary.
         scheduler_port = None if args.embedded else supervisor.free_port()
@@ -257,6 +313,10 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise ValueError(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}') from None
     if args.authorization_mode is not None:
         authz_chain.parse_modes(args.authorization_mode)  # kube-apiserver's own refusal text
+    try:
+        controller_builtin.select(args.controllers)
+    except ValueError as exc:
+        raise ValueError(f'invalid argument "{args.controllers}" for "--controllers" flag: {exc}') from None
     if args.admission_manifests:
         manifests.check_gate(gates.enabled(manifests.GATE))
     unknown = sorted({n.strip() for n in args.disable_admission_plugins.split(",") if n.strip()} - set(assembly.OPTIONAL))
@@ -275,6 +335,7 @@ def _check_flags(args: argparse.Namespace) -> None:
             token_file.load(os.path.abspath(args.token_auth_file))
         except OSError as exc:
             raise ValueError(f"--token-auth-file: {exc}") from None
+    _audit(args).check()  # a malformed --audit-policy-file stops haru up here (PolicyError is a ValueError)
 
 
 async def _pod_names(data_dir: str) -> dict[str, str]:
@@ -345,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         return nodes_userns(args)
     if args.command == "fault":
         return device_fault(args)
+    if args.command == "conformance":
+        return conformance_cli.run(args)
     if args.command == "up":
         try:
             _check_flags(args)

@@ -58,6 +58,7 @@ class Options:
     controllers: tuple[str, ...] = builtin.NAMES
     controller_settings: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. a shorter grace period
     lease_duration: int = 40  # the kubelets' Lease, renewed at a quarter of it
+    priority_and_fairness: bool = True  # kube-apiserver's --enable-priority-and-fairness
 
     def shapes(self) -> list[pools.NodeShape]:
         model = self.gpu_model if self.gpus_per_node else "none"
@@ -127,8 +128,11 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
                                            service_account_key_file=os.path.join(data_dir, "pki", "sa.key"),
                                            token_auth_file=tokens_path)
     # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
+    # No up-front disk reserve: it speeds up the durable commits of a long-lived store, but its 64
+    # one-page transactions cost ~1 s of fdatasync here, more than a test cluster's whole life saves.
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
                                  feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL),
+                                 priority_and_fairness=options.priority_and_fairness, store_reserve_bytes=0,
                                  authentication=authentication)
     parts.append(running)
     ca_pem = pki.ca_pem()

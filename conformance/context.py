@@ -3,7 +3,8 @@
 `Api` is a `client.rest.RestClient` that keeps the last exchanges (request and response or error)
 so a failure report can show the call that broke, plus a few conveniences checks use everywhere:
 resources looked up by apiVersion and kind (through discovery, once per run), objects created in
-the check's namespace by default, and cluster-scoped objects deleted again when the check ends.
+the check's namespace by default, and cluster-scoped objects labelled `LABEL` and deleted again
+when the check ends.
 The runner builds one `Context` per check and closes it; checks never build their own.
 """
 
@@ -16,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, NoReturn, TypeVar
 
-from client import errors
+from client import errors, retrying
 from client.discovery import Discovered
 from client.kubeconfig import Config
 from client.resources import Resource
@@ -24,6 +25,9 @@ from client.rest import JSON, Query, RestClient
 
 T = TypeVar("T")
 Obj = dict[str, Any]
+# On every namespace the runner makes and every cluster-scoped object `Context.create` makes, so
+# `runner.sweep` finds what an interrupted run left.
+LABEL = "conformance.haru.dev/check"
 KEEP_EXCHANGES = 20  # the last calls a failure report shows
 _BODY_LIMIT = 4000  # characters of a body kept per exchange
 _names = itertools.count(1)
@@ -61,11 +65,23 @@ def _text(value: Any) -> str:
     return text if len(text) <= _BODY_LIMIT else text[:_BODY_LIMIT] + f"… ({len(text)} characters)"
 
 
+@dataclass(frozen=True)
+class _ClientGoRetry(retrying.Retry):
+    """client-go's rule, which upstream's e2e tests see: a 429 is retried only when the server sent
+    Retry-After. Without it (an eviction a PodDisruptionBudget refuses) the check sees the 429."""
+
+    def delay(self, attempt: int, method: str, *, status: int | None = None, retry_after: str | None = None,
+              transport_error: bool = False) -> float | None:
+        if status == 429 and retry_after is None:
+            return None
+        return super().delay(attempt, method, status=status, retry_after=retry_after, transport_error=transport_error)
+
+
 class Api(RestClient):
     """A RestClient that remembers its last exchanges and knows the cluster's resources."""
 
     def __init__(self, config: Config, discovered: Discovered, *, user_agent: str = "haru-conformance/1.36") -> None:
-        super().__init__(config, user_agent=user_agent)
+        super().__init__(config, user_agent=user_agent, retry=_ClientGoRetry())
         self.discovered = discovered
         self.exchanges: deque[Exchange] = deque(maxlen=KEEP_EXCHANGES)
         self.cleanups: list[Callable[[], Awaitable[Any]]] = []
@@ -129,6 +145,8 @@ class Context:
         if resource.namespaced:
             ns = namespace or (obj.get("metadata") or {}).get("namespace") or self.namespace
             return await self.api.create(resource, obj, ns)
+        metadata = obj.get("metadata") or {}
+        obj = {**obj, "metadata": {**metadata, "labels": {**(metadata.get("labels") or {}), LABEL: "true"}}}
         created = await self.api.create(resource, obj)
         self.defer(lambda: self._delete_quietly(resource, created["metadata"]["name"]))
         return created

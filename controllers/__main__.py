@@ -23,8 +23,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m controllers", description="haru's built-in controllers")
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig to reach the API server with")
     parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
-    parser.add_argument("--controllers", default=",".join(builtin.NAMES),
-                        help=f"comma-separated subset of: {', '.join(builtin.NAMES)}")
+    parser.add_argument("--controllers", default="*",
+                        help="kube-controller-manager syntax: '*' for all, 'name' on, '-name' off "
+                             f"(e.g. '*,-deployment'); names: {', '.join(builtin.NAMES)}")
     parser.add_argument("--workers", type=int, default=None,
                         help="concurrent reconciles per controller (default: kube-controller-manager's per controller)")
     parser.add_argument("--feature-gates", default="",
@@ -43,10 +44,10 @@ async def _main(args: argparse.Namespace) -> int:
         print(f'invalid argument "{args.feature_gates}" for "--feature-gates" flag: {exc}', file=sys.stderr)
         return 1
     config = kubeconfig.load(args.kubeconfig, args.context)
-    only = tuple(n.strip() for n in args.controllers.split(",") if n.strip())
-    unknown = set(only) - set(builtin.NAMES)
-    if unknown:
-        print(f"unknown controllers: {', '.join(sorted(unknown))}", file=sys.stderr)
+    try:
+        only = builtin.select(args.controllers)
+    except ValueError as exc:
+        print(f'invalid argument "{args.controllers}" for "--controllers" flag: {exc}', file=sys.stderr)
         return 2
     stop = startup.stop_event()
     async with RestClient(config, user_agent="haru-controllers/0.1") as client:

@@ -72,6 +72,32 @@ CONTROLLERS: dict[str, Callable[..., Controller]] = {
     "horizontal-pod-autoscaler": HorizontalPodAutoscalerController,
 }
 NAMES = tuple(CONTROLLERS)
+
+
+def select(flag: str) -> tuple[str, ...]:
+    """The controllers kube-controller-manager's `--controllers` value names, in start order.
+
+    Its syntax: a comma-separated list where `*` means every default controller, `name` turns one
+    on and `-name` turns one off (`*,-deployment`: all but the Deployment controller). A name
+    may carry kube-controller-manager's `-controller` suffix (`deployment-controller`). An
+    unknown name is refused with ValueError, as kube-controller-manager refuses it.
+    """
+    on: set[str] = set()
+    off: set[str] = set()
+    everything = False
+    for item in (part.strip() for part in flag.split(",")):
+        if not item:
+            continue
+        if item == "*":
+            everything = True
+            continue
+        name = item[1:] if item.startswith("-") else item
+        if name not in CONTROLLERS and name.endswith("-controller") and name[: -len("-controller")] in CONTROLLERS:
+            name = name[: -len("-controller")]
+        if name not in CONTROLLERS:
+            raise ValueError(f'"{name}" is not in the list of known controllers')
+        (off if item.startswith("-") else on).add(name)
+    return tuple(n for n in NAMES if n not in off and (everything or n in on))
 # The controllers whose behaviour depends on feature gates; they get `features=`.
 GATED = frozenset({"job", "resource-claim"})
 Settings = dict[str, dict[str, Any]]

@@ -18,7 +18,6 @@ siblings ask their PreEnqueue plugins again (GangScheduling's minCount gate). Ti
 from __future__ import annotations
 
 import asyncio
-import heapq
 import itertools
 import logging
 import time
@@ -31,6 +30,7 @@ from scheduler.framework.interfaces import QueuedPodInfo
 from scheduler.framework.node_info import PodInfo
 from scheduler.framework.resources import pod_requests
 from scheduler.framework.status import Code, Status
+from scheduler.keyed_heap import KeyedHeap
 
 log = logging.getLogger("haru.scheduler.queue")
 Obj = dict[str, Any]
@@ -139,8 +139,8 @@ class SchedulingQueue:
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
         self.clock = clock
         self.nominator = nominator if nominator is not None else Nominator()
-        self._active: list[_Entry] = []
-        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self._active: KeyedHeap[_Entry] = KeyedHeap()  # by uid
+        self._backoff: KeyedHeap[tuple[float, int, QueuedPodInfo]] = KeyedHeap()  # by uid
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._where: dict[str, str] = {}  # uid -> "active" | "backoff" | "unschedulable" | "flight"
         self._infos: dict[str, QueuedPodInfo] = {}  # uid -> the queued info, wherever it is
@@ -200,7 +200,9 @@ class SchedulingQueue:
         qpi.pod_info = PodInfo.of(new)
         self.nominator.update(old, new)
         if where == "active":
-            heapq.heapify(self._active)  # the priority may have changed
+            entry = self._active.get(uid)
+            if entry is not None:  # the priority may have changed: its place in the heap too
+                self._active.push(uid, _Entry(qpi, self.less, entry.seq))
         elif where == "flight":
             self._note_in_flight(pod_update_event(old, new), old, new, only=uid)
         elif where == "unschedulable":
@@ -223,11 +225,9 @@ class SchedulingQueue:
         self._unindex(uid, pod)
         self.nominator.delete(pod)
         if where == "active":
-            self._active = [e for e in self._active if _uid(e.qpi.pod) != uid]
-            heapq.heapify(self._active)
+            self._active.discard(uid)
         elif where == "backoff":
-            self._backoff = [b for b in self._backoff if _uid(b[2].pod) != uid]
-            heapq.heapify(self._backoff)
+            self._backoff.discard(uid)
         elif where == "unschedulable":
             self._unschedulable.pop(uid, None)
 
@@ -237,8 +237,8 @@ class SchedulingQueue:
         """The next pod to schedule, waiting for one; None once the queue is closed."""
         while not self._closed:
             self.flush_backoff_completed()
-            if self._active:
-                entry = heapq.heappop(self._active)
+            entry = self._active.pop()
+            if entry is not None:
                 qpi = entry.qpi
                 uid = _uid(qpi.pod)
                 self._where[uid] = "flight"
@@ -249,8 +249,9 @@ class SchedulingQueue:
                 return qpi
             self._wakeup.clear()
             timeout = None
-            if self._backoff:
-                timeout = max(0.0, self._backoff[0][0] - self.clock())
+            soonest = self._backoff.peek()
+            if soonest is not None:
+                timeout = max(0.0, soonest[0] - self.clock())
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
             except asyncio.TimeoutError:
@@ -284,17 +285,15 @@ class SchedulingQueue:
         taken = [qpi]
         uid = _uid(qpi.pod)
         now = self.clock()
-        from_active: set[str] = set()
-        from_backoff: set[str] = set()
         for other in sorted(self._groups.get(key, ()) - {uid}):
             where = self._where.get(other)
             member = self._infos.get(other)
             if member is None or where not in ("active", "backoff", "unschedulable") or member.gated_by:
                 continue
             if where == "active":
-                from_active.add(other)
+                self._active.discard(other)
             elif where == "backoff":
-                from_backoff.add(other)
+                self._backoff.discard(other)
             else:
                 self._unschedulable.pop(other, None)
             self._where[other] = "flight"
@@ -303,12 +302,6 @@ class SchedulingQueue:
             if member.initial_attempt_timestamp is None:
                 member.initial_attempt_timestamp = now
             taken.append(member)
-        if from_active:  # one pass over each heap for the whole group
-            self._active = [e for e in self._active if _uid(e.qpi.pod) not in from_active]
-            heapq.heapify(self._active)
-        if from_backoff:
-            self._backoff = [b for b in self._backoff if _uid(b[2].pod) not in from_backoff]
-            heapq.heapify(self._backoff)
         return taken
 
     def _unindex(self, uid: str, pod: Obj) -> None:
@@ -400,9 +393,9 @@ class SchedulingQueue:
 
     def flush_backoff_completed(self) -> None:
         now = self.clock()
-        while self._backoff and self._backoff[0][0] <= now:
-            _, _, qpi = heapq.heappop(self._backoff)
-            self._push_active(qpi)
+        while (soonest := self._backoff.peek()) is not None and soonest[0] <= now:
+            self._backoff.pop()
+            self._push_active(soonest[2])
 
     def flush_unschedulable_leftover(self) -> None:
         """Pods unschedulable for 5 minutes are tried again whatever happened (UnschedulableTimeout)."""
@@ -459,7 +452,7 @@ class SchedulingQueue:
     def _push_active(self, qpi: QueuedPodInfo) -> None:
         uid = _uid(qpi.pod)
         self._where[uid] = "active"
-        heapq.heappush(self._active, _Entry(qpi, self.less, next(self._seq)))
+        self._active.push(uid, _Entry(qpi, self.less, next(self._seq)))
         self._wakeup.set()
 
     def _take_out(self, uid: str) -> None:
@@ -467,8 +460,7 @@ class SchedulingQueue:
         if where == "unschedulable":
             self._unschedulable.pop(uid, None)
         elif where == "backoff":
-            self._backoff = [b for b in self._backoff if _uid(b[2].pod) != uid]
-            heapq.heapify(self._backoff)
+            self._backoff.discard(uid)
 
     def _requeue(self, qpi: QueuedPodInfo, decision: str) -> None:
         """Out of the unschedulable pool: to activeQ ("active", or backoff already over) or backoffQ."""
@@ -479,7 +471,7 @@ class SchedulingQueue:
             self._push_active(qpi)
             return
         self._where[uid] = "backoff"
-        heapq.heappush(self._backoff, (expiry, next(self._seq), qpi))
+        self._backoff.push(uid, (expiry, next(self._seq), qpi))
         self._wakeup.set()  # the loop's wait may now end sooner
 
     def _note_in_flight(self, event: ClusterEvent, old: Any, new: Any, only: str | None = None) -> None:

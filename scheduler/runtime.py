@@ -100,9 +100,9 @@ class WaitingPod:
         loop = asyncio.get_running_loop()
         self.result: asyncio.Future[Status | None] = loop.create_future()
         self._pending = set(waits)
-        self._timers = [loop.call_later(timeout, self.reject, plugin,
-                                        f"rejected due to timeout after waiting {go_duration(timeout)} at plugin {plugin}")
-                        for plugin, timeout in waits.items()]
+        self._timers = {plugin: loop.call_later(timeout, self.reject, plugin, f"rejected due to timeout after waiting "
+                                                                              f"{go_duration(timeout)} at plugin {plugin}")
+                        for plugin, timeout in waits.items()}
 
     @property
     def uid(self) -> str:
@@ -113,6 +113,9 @@ class WaitingPod:
 
     def allow(self, plugin: str) -> None:
         self._pending.discard(plugin)
+        timer = self._timers.pop(plugin, None)
+        if timer is not None:
+            timer.cancel()  # as upstream's Allow: that plugin's timeout no longer applies
         if not self._pending:
             self._finish(None)
 
@@ -120,7 +123,7 @@ class WaitingPod:
         self._finish(Status.unschedulable(message).with_plugin(plugin))
 
     def _finish(self, status: Status | None) -> None:
-        for timer in self._timers:
+        for timer in self._timers.values():
             timer.cancel()
         if not self.result.done():
             self.result.set_result(status)

@@ -34,6 +34,7 @@ from scheduler.framework.interfaces import CycleObserver, QueuedPodInfo
 from scheduler.framework.node_info import PodInfo
 from scheduler.framework.snapshot import Snapshot
 from scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
+from scheduler.plugins import names
 from scheduler.podgroup import group_cycle
 from scheduler.queue import Nominator, SchedulingQueue, pod_update_event
 from scheduler.runtime import Framework, WaitingPod
@@ -348,6 +349,8 @@ class Scheduler:
         status = await binding_cycle(self, fw, state, qpi, outcome)
         if done is not None and outcome.assumed_pod is not None:
             done(outcome.assumed_pod)
+        if status is not None and status.plugin == names.GANG_SCHEDULING and group_cycle.applies(fw, qpi.pod):
+            group_cycle.permit_rejected(self, fw, qpi.pod, status)
         if status is None:
             self._attempt_done(fw, qpi, SCHEDULED)
         if status is None and self.observer is not None:

@@ -12,6 +12,7 @@ The API server turns each of them into a Kubernetes `Status` in one place
     ├── TooOldResourceVersion  a watch from a revision older than the compaction mark
     ├── InvalidContinue        a continue token that is not one of ours
     ├── WatchClosed            a watcher fell too far behind and was closed
+    ├── RequestTooLarge        an object over etcd's request limit (1.5 MiB); nothing was written
     └── StorageUnavailable     the disk refused a commit; nothing of the batch was written
 """
 
@@ -87,6 +88,17 @@ class InvalidContinue(StorageError):
 
 class WatchClosed(StorageError):
     """The watcher was closed by the store (it could not keep up, or the store closed)."""
+
+
+class RequestTooLarge(StorageError):
+    """A write whose key and stored bytes exceed `writes.MAX_REQUEST_BYTES` (etcd's default
+    `--max-request-bytes`); etcd refuses such a put before it reaches the log."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(f"request is too large: {key} would be {size} bytes (limit {limit})")
+        self.key = key
+        self.size = size
+        self.limit = limit
 
 
 class StorageUnavailable(StorageError):

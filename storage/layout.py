@@ -204,14 +204,16 @@ RESERVE_PIECE = 1 << 20  # 256 pages: a free-list record that fits in one page
 RESERVE_ENV = "HARU_STORE_RESERVE_BYTES"
 
 
-def _reserve_bytes() -> int:
+def _reserve_bytes(requested: int | None) -> int:
+    if requested is not None:
+        return max(0, requested)
     try:
         return max(0, int(os.environ.get(RESERVE_ENV, RESERVE_BYTES)))
     except ValueError:
         return RESERVE_BYTES
 
 
-def reserve_space(env: lmdb.Environment, dbs: Databases, map_size: int) -> None:
+def reserve_space(env: lmdb.Environment, dbs: Databases, map_size: int, requested: int | None = None) -> None:
     """Grow data.mdb once, up front, and hand the pages back to LMDB's free list.
 
     A commit that extends the file makes fdatasync flush the file's size too; commits that reuse
@@ -220,10 +222,10 @@ def reserve_space(env: lmdb.Environment, dbs: Databases, map_size: int) -> None:
     keeps the pages one transaction freed as one free-list record, and a record longer than a page
     (one 64 MiB piece would list 16k page numbers) sends later commits searching the free list for
     contiguous pages (see `compaction.py`). Best effort: on a disk (or map) too small for the
-    reserve, nothing is reserved and nothing else changes. `HARU_STORE_RESERVE_BYTES` sets the
-    size (0: none).
+    reserve, nothing is reserved and nothing else changes. `requested` sets the size (0: none);
+    without it, `HARU_STORE_RESERVE_BYTES` does, else RESERVE_BYTES.
     """
-    size = min(_reserve_bytes(), map_size // 4)
+    size = min(_reserve_bytes(requested), map_size // 4)
     if size < RESERVE_PIECE:
         return
     try:

@@ -81,13 +81,15 @@ class Store:
         retention: Retention = Retention(),  # noqa: B008 (frozen, so one shared default is safe)
         max_map_size: int | None = None,
         watch_ring_capacity: int = 4096,
+        reserve_bytes: int | None = None,
     ) -> Store:
         """Open (or create) the store in directory `path`.
 
         `map_size` is virtual address space, not disk: the map doubles on `MapFullError`, up to
         `max_map_size` (None: no limit but the disk). `watch_ring_capacity` events are kept in
         memory for watchers; older ones are read back from the log. One directory may be open
-        only once per process, and not across fork().
+        only once per process, and not across fork(). `reserve_bytes` overrides the disk reserve
+        `layout.reserve_space` makes up front (None: `HARU_STORE_RESERVE_BYTES` or 64 MiB; 0: none).
         """
         if max_map_size is not None and max_map_size < map_size:
             raise ValueError("max_map_size is smaller than map_size")
@@ -106,7 +108,7 @@ class Store:
         try:
             dbs = layout.open_databases(env)
             revision, compacted = _check_consistency(env, dbs)
-            layout.reserve_space(env, dbs, map_size)
+            layout.reserve_space(env, dbs, map_size, reserve_bytes)
         except BaseException:
             env.close()
             raise

@@ -307,8 +307,12 @@ class ResourceQuotaPlugin:
                     f"exceeded quota: {name}, requested: {_pretty({n: requested[n] for n in exceeded})}, "
                     f"used: {_pretty({n: used.get(n, quantities.ZERO) for n in exceeded})}, "
                     f"limited: {_pretty({n: hard[n] for n in exceeded})}"))
-        if attrs.operation == CREATE and not attrs.dry_run and attrs.name:
-            self._pending[(group, resource, attrs.namespace, attrs.name)] = (attrs.object, self.clock() + _PENDING_SECONDS)
+        # A generateName create has no name in its attributes (they are built before the name is
+        # drawn), but its object has one by validation: without it concurrent creates (a
+        # controller's burst) would each see the others as unused quota.
+        name = attrs.name or ((attrs.object.get("metadata") or {}).get("name") or "")
+        if attrs.operation == CREATE and not attrs.dry_run and name:
+            self._pending[(group, resource, attrs.namespace, name)] = (attrs.object, self.clock() + _PENDING_SECONDS)
 
     @staticmethod
     def _require_stated(attrs: Attributes, quota_name: str, tracked: set[str]) -> None:

@@ -16,6 +16,7 @@ import copy
 import random
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from apiserver import admitting, allocations, bodies, conversion, errors, responses, writing
@@ -28,12 +29,13 @@ _ADMISSION_ATTEMPTS = 10
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     decoded = await bodies.read_object(request, ep.resource.kind)
+    copier = _json_copy if bodies.media_type(request) == bodies.JSON else copy.deepcopy
     dry_run = writing.dry_run(request.query)
     obj = decoded
     try:
         for attempt in range(1, _ADMISSION_ATTEMPTS + 1):
             # prepare_create changes the object in place; a retry starts from what the client sent.
-            obj = copy.deepcopy(decoded) if attempt < _ADMISSION_ATTEMPTS else decoded
+            obj = copier(decoded) if attempt < _ADMISSION_ATTEMPTS else decoded
             try:
                 warnings = writing.prepare_create(ep, obj, request.query, request.headers.get("User-Agent", ""))
                 break
@@ -49,6 +51,15 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
         allocations.release(ep, (obj.get("metadata") or {}).get("name", ""))
 
 
+def _json_copy(obj: dict[str, Any]) -> dict[str, Any]:
+    """A JSON body's object holds only JSON types, so a msgspec round trip copies it exactly, ten
+    times faster than deepcopy (a YAML body may hold dates, a protobuf one is its own decoder's)."""
+    try:
+        return msgspec.json.decode(msgspec.json.encode(obj))
+    except (msgspec.EncodeError, TypeError, OverflowError):
+        return copy.deepcopy(obj)
+
+
 async def _store(ep: Endpoint, obj: dict[str, Any], warnings: list[str]) -> web.StreamResponse:
     """Create, drawing a new generated name on a collision when the name came from generateName."""
     meta = obj["metadata"]
@@ -61,6 +72,7 @@ async def _store(ep: Endpoint, obj: dict[str, Any], warnings: list[str]) -> web.
             if not generate or attempt == _NAME_RETRIES:
                 raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, meta["name"]) from None
             meta["name"] = writing.generated_name(meta["generateName"])
+            ep.strategy.canonicalize(obj)  # what depends on the name follows it (a namespace's label)
         except storage_errors.StorageError as exc:
             raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, meta["name"]) from None
     raise AssertionError("unreachable")

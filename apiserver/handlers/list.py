@@ -9,6 +9,8 @@ Called by `app.py` for verb `list`.
 
 from __future__ import annotations
 
+import asyncio
+
 import dataclasses
 from typing import Iterator
 
@@ -85,7 +87,12 @@ async def _stream(ep: Endpoint, request: web.Request, sel: listing.Selection, re
     await response.prepare(request)
     await response.write(head[:-len(responses.LIST_END)])  # everything up to and including `"items":[`
     separator = b""
-    for page in pages:
+    for index, page in enumerate(pages):
+        if index:
+            # A write below the buffer's high-water mark does not yield: without this the whole
+            # List would run in one loop step, ahead of everything queued behind it (a lease
+            # renewal too), and API Priority and Fairness could not spread a LIST flood's pages.
+            await asyncio.sleep(0)
         values = [record.value for record in conversion.page(ep, page).records]
         if values:
             await response.write(separator + b",".join(values))

@@ -110,8 +110,10 @@ async def handle(ep: Endpoint, request: web.Request, *, strategy: Strategy | Non
         else:
             current = conversion.stored_object(ep, current)  # patch the requested version (custom resources, events.k8s.io)
             before_rv = current["metadata"].get("resourceVersion")
+            # Every patch algorithm works on its own copy of `current` (which prepare_update reads
+            # as the old object afterwards): no copy of ours on top.
             obj = _server_side_apply(ep, current, patch, query, subresource) if applying \
-                else _apply(ep, media, patch, copy(current))
+                else _apply(ep, media, patch, current)
             owners = obj.get("metadata", {}).get("managedFields") if applying and isinstance(obj, dict) else None
             if not isinstance(obj, dict):
                 raise errors.APIError(422, "Invalid", "the patched object is not a JSON object")

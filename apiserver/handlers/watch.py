@@ -7,24 +7,42 @@ annotated `k8s.io/initial-events-end: "true"`, then changes. Selectors apply to 
 object that stops or starts matching becomes DELETED or ADDED. Bookmarks carry the store revision.
 Events come from `store.watch`; a stored object's bytes are framed without decoding unless a
 selector or a Table needs to look inside. A client that closes its watch ends it quietly.
+
+A client too slow to keep up is cut, as upstream's cacher cuts a watcher whose buffer stays full
+past its dispatch budget: here the buffer is the connection's (the transport's high-water mark and
+the socket), and a write that cannot drain within `STALL_BUDGET` seconds ends the watch. The stream
+is closed cleanly if the client drains it within one more budget, else the connection is dropped;
+either way the client re-watches from the last revision it saw (or re-lists). Only that stream
+waits: watchers read the shared ring at their own pace (`storage/watch_hub.py`), so a stalled one
+never holds up the commit path or the others.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from typing import Any
 
 from aiohttp import web
 
-from apiserver import conversion, errors, listing, query_flags, responses, tables
+from apiserver import conversion, errors, event_objects, listing, query_flags, responses, tables
 from apiserver.context import Endpoint
+from apiserver.flowcontrol import filter as flowcontrol
 from storage import errors as storage_errors
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 BOOKMARK_INTERVAL = 60.0  # seconds between bookmarks on a quiet stream (kube: about a minute)
 DISCONNECT_CHECK = 2.0  # seconds between checks that the client of a quiet stream is still there
+WRITE_CHUNK = 64 * 1024  # bytes of frames written at a time (the transport's default high-water mark)
+STALL_BUDGET = 5.0  # seconds a write may wait for a full connection to drain before the watch is cut
+
+log = logging.getLogger("haru.apiserver.watch")
+
+
+class _TooSlow(Exception):
+    """The client did not drain its connection within the stall budget."""
 
 
 def _invalid(field: str, message: str) -> errors.APIError:
@@ -62,9 +80,12 @@ class _Stream:
     """Writes events to one client, filtering by the selection and shaping Tables when asked."""
 
     def __init__(self, ep: Endpoint, response: web.StreamResponse, sel: listing.Selection,
-                 wanted: responses.Wanted) -> None:
+                 wanted: responses.Wanted, transport: asyncio.Transport | None) -> None:
         self.ep = ep
         self.response = response
+        self.transport = transport
+        self.high_water = transport.get_write_buffer_limits()[1] if transport is not None else 0
+        self.stall_budget: float = ep.server.extra.get("watch_stall_budget", STALL_BUDGET)
         self.sel = sel
         self.wanted = wanted
         self.decode = sel.needs_objects or wanted.form == "Table"
@@ -93,22 +114,25 @@ class _Stream:
     def event_frame(self, kind: str, value: bytes, prev: bytes | None, revision: int) -> bytes | None:
         if not self.decode:
             return self.frame(kind, value)
-        obj = responses.decode(value)
+        # Tables and partial metadata are built from the object, converted in place: a private
+        # copy. A plain watch only reads it to match, then sends the stored bytes as they are.
+        private = self.wanted.form != "object"
+        obj = responses.decode(value) if private else event_objects.shared(value)
         now_matches = self.sel.matches(obj)
         if kind == "MODIFIED" and prev is not None:
-            old = responses.decode(prev)
-            was_matching = self.sel.matches(old)
+            was_matching = self.sel.matches(event_objects.shared(prev))
             if now_matches and not was_matching:
                 kind = "ADDED"
             elif was_matching and not now_matches:
                 # kube sends the last matching state, stamped with this event's revision.
+                old = responses.decode(prev)
                 old["metadata"]["resourceVersion"] = str(revision)
                 return self.frame("DELETED", b"", old)
             elif not now_matches:
                 return None
         elif not now_matches:
             return None
-        return self.frame(kind, value, obj)
+        return self.frame(kind, value, obj if private else None)
 
     def bookmark(self, revision: int, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
@@ -118,8 +142,28 @@ class _Stream:
         return b'{"type":"BOOKMARK","object":' + responses.encode(obj) + b"}\n"
 
     async def write(self, data: bytes) -> None:
-        if data:
+        if not data:
+            return
+        transport = self.transport
+        # Only a write that may fill the transport past its high-water mark can wait on the client:
+        # the common case stays free of a timer.
+        if transport is None or transport.get_write_buffer_size() + len(data) <= self.high_water:
             await self.response.write(data)
+            return
+        try:
+            async with asyncio.timeout(self.stall_budget):
+                await self.response.write(data)  # the bytes are queued at once; only the drain waits
+        except TimeoutError:
+            raise _TooSlow from None
+
+    async def cut(self) -> None:
+        """End a stream whose client fell behind: a clean end if it drains in time, else drop it."""
+        try:
+            async with asyncio.timeout(self.stall_budget):
+                await self.response.write_eof()
+        except TimeoutError:
+            if self.transport is not None:
+                self.transport.abort()
 
 
 async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
@@ -141,7 +185,7 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "application/json", "Cache-Control": "no-cache"})
     response.enable_chunked_encoding()
     await response.prepare(request)
-    stream = _Stream(ep, response, sel, wanted)
+    stream = _Stream(ep, response, sel, wanted, request.transport)  # type: ignore[arg-type]
 
     try:
         if initial:
@@ -165,12 +209,16 @@ async def handle(ep: Endpoint, request: web.Request) -> web.StreamResponse:
             err = errors.from_storage(exc, ep.resource.resource, ep.resource.group, "")
             await stream.write(b'{"type":"ERROR","object":' + responses.encode(err.status()) + b"}\n")
             return response
+        flowcontrol.watch_initialized(request)  # APF holds a watch's seats only until here, as upstream
         try:
             await _pump(stream, watcher, deadline, bookmarks, ep, request)
         finally:
             watcher.close()
     except ConnectionResetError:
         return response  # the client closed its watch: a normal end, nothing to log or send
+    except _TooSlow:
+        log.info("Forcing %s watcher close due to unresponsiveness: %s", ep.resource.resource, request.remote)
+        await stream.cut()
     except asyncio.CancelledError:
         raise
     except errors.APIError as err:
@@ -210,10 +258,15 @@ async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool,
                 return
             continue
         frames = []
+        size = 0
         shard = stream.sel.shard  # uid and namespace never change: an object never enters or leaves a shard
         for event in batch if shard is None else shard.select(batch):
             last_revision = event.revision
             frame = stream.event_frame(event.type, event.value, event.prev_value, event.revision)
             if frame:
                 frames.append(frame)
+                size += len(frame)
+                if size >= WRITE_CHUNK:  # a stalled client holds one chunk, not a whole backlog
+                    await stream.write(b"".join(frames))
+                    frames, size = [], 0
         await stream.write(b"".join(frames))

@@ -19,7 +19,7 @@ from typing import Any
 from apiserver.kinds import (
     admission_policies, admin_access, certificates, configmap, cronjob, daemonset, deployment, event, fixed_fields,
     horizontalpodautoscaler, job, lease, namespace, node, persistentvolume, persistentvolumeclaim, pod, podgroup,
-    podtemplate, priorityclass, replicaset, resourceclaim, secret, service, statefulset, workload,
+    podtemplate, priorityclass, replicaset, resourceclaim, resourceslice, secret, service, statefulset, workload,
 )
 from apiserver.crds import crd_strategy, served
 from apiserver.crds.strategy import CustomResourceStrategy
@@ -61,6 +61,7 @@ TABLE: dict[tuple[str, str], tuple[type[Strategy], str]] = {
     # After the fixed-fields rows: PodGroup's and Workload's rows there are these strategies' bases.
     ("scheduling.k8s.io", "podgroups"): (podgroup.PodGroupStrategy, "subdomain"),
     ("scheduling.k8s.io", "workloads"): (workload.WorkloadStrategy, "subdomain"),
+    ("resource.k8s.io", "resourceslices"): (resourceslice.ResourceSliceStrategy, "subdomain"),
 }
 
 
@@ -83,6 +84,8 @@ def strategy_for(group: str, resource: str, *, namespaced: bool, has_status: boo
             main.gates = gates  # HPAScaleToZero decides the lowest minReplicas
         if isinstance(main, (podgroup.PodGroupStrategy, workload.WorkloadStrategy)):
             main.gates = gates  # the gates that keep or drop its preemption and topology fields
+        if isinstance(main, pod.PodStrategy):
+            main.gates = gates  # UserNamespacesHostNetworkSupport lets hostUsers: false use hostNetwork
     if not subresource:
         return main
     factory = getattr(main, f"{subresource}_strategy", None)

@@ -1,4 +1,5 @@
-"""Validating/MutatingAdmissionPolicy and their bindings (admissionregistration.k8s.io/v1): defaults, validation.
+"""Validating/MutatingAdmissionPolicy and their bindings (admissionregistration.k8s.io/v1): defaults, validation;
+and the webhook configurations' matchConditions.
 
 Defaults are v1's: failurePolicy Fail, and in every MatchResources matchPolicy Equivalent, empty
 namespace and object selectors, rule scope "*". Validation is upstream's
@@ -19,7 +20,7 @@ from admission.policy import expressions, manifests
 from apiserver import validation as v
 from apiserver.errors import field_error
 from apiserver.kinds.defaulting import DefaultingStrategy
-from apiserver.strategy import Causes, Obj
+from apiserver.strategy import Causes, Obj, Strategy
 
 _FAILURE_POLICIES = ["Fail", "Ignore"]
 _MATCH_POLICIES = ["Equivalent", "Exact"]
@@ -469,7 +470,23 @@ class MutatingAdmissionPolicyBindingStrategy(_PolicyStrategy):
     kind = "MutatingAdmissionPolicyBinding"
 
 
+class _WebhookConfigurationStrategy(Strategy):
+    """Mutating/ValidatingWebhookConfiguration: for now only each webhook's matchConditions are
+    validated (names, and CEL compiled without params, as upstream compiles them), so a
+    malformed expression is refused with "compilation failed" instead of being stored."""
+
+    def validate(self, obj: Obj) -> Causes:
+        causes = super().validate(obj)
+        for i, webhook in enumerate(obj.get("webhooks") or []):
+            if isinstance(webhook, dict):
+                causes += _match_conditions(webhook.get("matchConditions") or [], f"webhooks[{i}].matchConditions",
+                                            False)
+        return causes
+
+
 STRATEGIES = {
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): _WebhookConfigurationStrategy,
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): _WebhookConfigurationStrategy,
     ("admissionregistration.k8s.io", "validatingadmissionpolicies"): ValidatingAdmissionPolicyStrategy,
     ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): ValidatingAdmissionPolicyBindingStrategy,
     ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): MutatingAdmissionPolicyStrategy,

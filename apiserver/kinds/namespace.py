@@ -1,7 +1,7 @@
 """Namespaces: DNS-label names, the kubernetes finalizer, phase Active, and `/finalize`.
 
 Create: status.phase Active, spec.finalizers gains "kubernetes", the label
-kubernetes.io/metadata.name mirrors the name. Update: spec.finalizers and status come from the
+kubernetes.io/metadata.name mirrors the name (also a generated one: `canonicalize`, on every write). Update: spec.finalizers and status come from the
 stored object (only `/finalize` changes the finalizers, only `/status` the phase). Delete:
 default, kube-system and kube-public are refused (NamespaceLifecycle's immortal namespaces,
 `admit_delete`, called by `handlers/delete.py`). Namespaces have a status subresource but no
@@ -39,6 +39,15 @@ class NamespaceStrategy(DefaultingStrategy):
         meta = obj.setdefault("metadata", {})
         if meta.get("name"):
             meta.setdefault("labels", {})[NAME_LABEL] = meta["name"]
+
+    def canonicalize(self, obj: Obj) -> None:
+        # Defaulting ran before a generateName became a name; this runs after, as upstream's
+        # Canonicalize does, so a generated namespace carries its name label too.
+        meta = obj.setdefault("metadata", {})
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels[NAME_LABEL] = meta["name"]
 
     def prepare_for_create(self, obj: Obj) -> None:
         super().prepare_for_create(obj)

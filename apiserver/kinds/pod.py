@@ -14,16 +14,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from apiserver import validation as v
+from apiserver import features, validation as v
 from apiserver.kinds import (
     apparmor, pod_admission, pod_qos, pod_subresources, pod_update, podspec_defaults, volume_policy,
 )
-from apiserver.kinds.pod_validation import metadata_and_spec, mirror_annotation_update
+from apiserver.kinds.pod_validation import metadata_and_spec, mirror_annotation_update, userns_with_host_network
 from apiserver.kinds.defaulting import DefaultingStrategy
 from apiserver.strategy import Causes, Obj, StatusStrategy
 
+HOST_NETWORK_GATE = "UserNamespacesHostNetworkSupport"
+
+
 class PodStrategy(DefaultingStrategy):
     counts_generation = True
+    gates: features.FeatureGates | None = None  # set by `kinds.strategy_for`
+
+    def _userns_host_network(self, old: Obj | None = None) -> bool:
+        gates = self.gates if self.gates is not None else features.FeatureGates()
+        return gates.enabled(HOST_NETWORK_GATE) or userns_with_host_network(old)
 
     def default(self, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
@@ -52,7 +60,7 @@ class PodStrategy(DefaultingStrategy):
         apparmor.apply_version_skew(obj)
 
     def validate(self, obj: Obj) -> Causes:
-        causes = metadata_and_spec(obj, self.name_rule)
+        causes = metadata_and_spec(obj, self.name_rule, userns_host_network=self._userns_host_network())
         spec = obj.get("spec") or {}
         causes += volume_policy.git_repo(spec, "spec")
         if spec.get("ephemeralContainers"):
@@ -63,7 +71,7 @@ class PodStrategy(DefaultingStrategy):
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
         causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        causes += metadata_and_spec(new, self.name_rule)
+        causes += metadata_and_spec(new, self.name_rule, userns_host_network=self._userns_host_network(old))
         causes += volume_policy.git_repo(new.get("spec") or {}, "spec", old.get("spec") or {})
         causes += mirror_annotation_update(new, old)
         return causes + pod_update.validate(new.get("spec") or {}, old.get("spec") or {})

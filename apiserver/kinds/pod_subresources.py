@@ -47,7 +47,8 @@ class _PodPartStrategy(DefaultingStrategy):
 
     def _common(self, new: Obj, old: Obj) -> Causes:
         causes = v.object_meta_update(new.get("metadata") or {}, old.get("metadata") or {})
-        return causes + pod_validation.metadata_and_spec(new, self.name_rule)
+        return causes + pod_validation.metadata_and_spec(
+            new, self.name_rule, userns_host_network=pod_validation.userns_with_host_network(old))
 
 
 class EphemeralContainersStrategy(_PodPartStrategy):

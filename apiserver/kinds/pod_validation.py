@@ -14,7 +14,13 @@ from apiserver.strategy import Causes, Obj
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
 
-def metadata_and_spec(pod: Obj, name_rule: str) -> Causes:
+def userns_with_host_network(pod: Obj | None) -> bool:
+    """The pod runs in its own user namespace on the host network (allowed once stored, whatever the gate)."""
+    spec = (pod or {}).get("spec") or {}
+    return spec.get("hostUsers") is False and bool(spec.get("hostNetwork"))
+
+
+def metadata_and_spec(pod: Obj, name_rule: str, *, userns_host_network: bool = False) -> Causes:
     """validatePodMetadataAndSpec: what create, update and the subresources all check."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     causes = v.object_meta(meta, namespaced=True, name_rule=name_rule)
@@ -22,7 +28,7 @@ def metadata_and_spec(pod: Obj, name_rule: str) -> Causes:
         causes.append(v.invalid(f"metadata.annotations[{MIRROR_ANNOTATION}]", meta["annotations"][MIRROR_ANNOTATION],
                                 "must set spec.nodeName if mirror pod annotation is set"))
     causes += apparmor.pod_annotations(meta.get("annotations"), spec, "metadata.annotations")
-    causes += podspec_validation.pod_spec(spec, "spec", is_pod=True)
+    causes += podspec_validation.pod_spec(spec, "spec", is_pod=True, userns_host_network=userns_host_network)
     if not spec.get("serviceAccountName"):
         for vi, volume in enumerate(spec.get("volumes") or []):
             for si, source in enumerate((volume.get("projected") or {}).get("sources") or []):

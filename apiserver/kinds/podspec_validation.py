@@ -78,12 +78,14 @@ def tolerations(items: list[Obj], path: str) -> Causes:
     return causes
 
 
-def _host_users(spec: Obj, path: str) -> Causes:
+def _host_users(spec: Obj, path: str, allow_host_network: bool) -> Causes:
     if spec.get("hostUsers") is not False:
         return []
     causes: Causes = []
     # Upstream spells two of the three paths with a capital H; clients see exactly that.
     for key, shown in (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")):
+        if key == "hostNetwork" and allow_host_network:
+            continue  # UserNamespacesHostNetworkSupport (KEP-5607)
         if spec.get(key):
             causes.append(v.forbidden(f"{path}.{shown}", _HOST_USERS_MSG))
     return causes
@@ -103,8 +105,11 @@ def _names(spec: Obj, path: str) -> Causes:
     return causes
 
 
-def pod_spec(spec: Obj, path: str, *, is_pod: bool) -> Causes:
-    """ValidatePodSpec (+ the pod-only additions of validatePodMetadataAndSpec when is_pod)."""
+def pod_spec(spec: Obj, path: str, *, is_pod: bool, userns_host_network: bool = False) -> Causes:
+    """ValidatePodSpec (+ the pod-only additions of validatePodMetadataAndSpec when is_pod).
+
+    `userns_host_network`: upstream's AllowUserNamespacesWithHostNetwork option (the gate is on, or
+    the stored pod already had both), which lets `hostUsers: false` go with `hostNetwork`."""
     causes: Causes = []
     if spec.get("terminationGracePeriodSeconds") is None:
         causes.append(v.required(f"{path}.terminationGracePeriodSeconds"))
@@ -147,7 +152,7 @@ def pod_spec(spec: Obj, path: str, *, is_pod: bool) -> Causes:
         if name in seen_gates:
             causes.append(v.duplicate(f"{path}.schedulingGates[{i}]", name))
         seen_gates.add(name)
-    causes += _host_users(spec, path)
+    causes += _host_users(spec, path, userns_host_network)
     causes += _names(spec, path)
     causes += tolerations(spec.get("tolerations") or [], f"{path}.tolerations")
     if spec.get("priorityClassName"):

@@ -1,7 +1,8 @@
 """ResourceClaims and ResourceClaimTemplates (resource.k8s.io/v1): admin access at create, a spec fixed after it.
 
-Create: the namespace must allow admin access when a request asks for it (`admin_access.py`),
-then the generic metadata rules. Update: metadata rules and `spec` unchanged, reported as
+Create: each request is `exactly` or `firstAvailable` (validateDeviceRequest's union), the
+namespace must allow admin access when a request asks for it (`admin_access.py`), then the
+generic metadata rules. Update: metadata rules and `spec` unchanged, reported as
 apimachinery's ValidateImmutableField does (`spec: Invalid value: <new spec>: field is immutable`;
 the claim's +k8s:immutable tag is alpha in 1.36, so the handwritten error is the one returned).
 A claim's status write may newly grant admin access only in such a namespace, and may not change
@@ -28,10 +29,28 @@ class NamespaceReading(DefaultingStrategy):
         return (obj.get("metadata") or {}).get("namespace") or ""
 
 
+_ONE_KIND = "exactly one of `exactly` or `firstAvailable` is required"
+
+
+def request_kinds(requests: object, path: str) -> Causes:
+    """validateDeviceRequest's union: each request is `exactly` or `firstAvailable`, never both or neither."""
+    causes: Causes = []
+    for i, request in enumerate(requests if isinstance(requests, list) else []):
+        if not isinstance(request, dict):
+            continue
+        kinds = (request.get("exactly") is not None) + bool(request.get("firstAvailable"))
+        if kinds == 0:
+            causes.append(v.required(f"{path}[{i}]", _ONE_KIND))
+        elif kinds > 1:
+            causes.append(v.invalid(f"{path}[{i}]", None, _ONE_KIND + ", but multiple fields are set"))
+    return causes
+
+
 class ResourceClaimStrategy(NamespaceReading):
     def validate(self, obj: Obj) -> Causes:
         requests = (((obj.get("spec") or {}).get("devices") or {}).get("requests"))
-        causes = admin_access.for_requests(requests, self.namespace_of(obj), self.namespaces)
+        causes = request_kinds(requests, "spec.devices.requests")
+        causes += admin_access.for_requests(requests, self.namespace_of(obj), self.namespaces)
         return causes + super().validate(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:
@@ -71,7 +90,8 @@ class ResourceClaimTemplateStrategy(NamespaceReading):
     def validate(self, obj: Obj) -> Causes:
         claim_spec = ((obj.get("spec") or {}).get("spec") or {})
         requests = (claim_spec.get("devices") or {}).get("requests")
-        causes = admin_access.for_requests(requests, self.namespace_of(obj), self.namespaces)
+        causes = request_kinds(requests, "spec.spec.devices.requests")
+        causes += admin_access.for_requests(requests, self.namespace_of(obj), self.namespaces)
         return causes + super().validate(obj)
 
     def validate_update(self, new: Obj, old: Obj) -> Causes:

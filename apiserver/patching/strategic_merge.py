@@ -64,7 +64,7 @@ def apply(doc: dict[str, Any], patch: dict[str, Any], schema: dict[str, Any] | N
     _check_patch(patch)
     original = _copy(doc)
     merged = _merge_map(original, _copy(patch), _Type.of(schema))
-    _drop_directive_keys(merged)
+    _drop_directive_keys(merged, patch)
     return merged
 
 
@@ -278,12 +278,20 @@ def _apply_retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
         del original[key]
 
 
-def _drop_directive_keys(value: Any) -> None:
+def _drop_directive_keys(value: Any, patch: Any = None) -> None:
+    """Directive keys left in the result come from the patch, so only what the patch reaches is
+    walked: along its map keys, and all of any list it reaches (items move when lists merge). A
+    status patch then leaves the pod's spec unvisited. Without `patch`, the whole value."""
     if isinstance(value, dict):
         for key in [k for k in value if k.startswith("$") and _is_directive_key(k)]:
             del value[key]
-        for inner in value.values():
-            _drop_directive_keys(inner)
+        if isinstance(patch, dict):
+            for key, inner_patch in patch.items():
+                if key in value:
+                    _drop_directive_keys(value[key], inner_patch)
+        else:
+            for inner in value.values():
+                _drop_directive_keys(inner)
     elif isinstance(value, list):
         for inner in value:
             _drop_directive_keys(inner)

@@ -4,6 +4,12 @@ An identity is (manager, operation, apiVersion, subresource), with apiVersion le
 an applier stays one entry across versions. Entries are written Apply first, then by time, manager,
 apiVersion and subresource; Update entries beyond ten are folded, oldest first, into one
 `ancient-changes` entry per apiVersion. Used by `apply.apply` and `managed_fields`.
+
+Every write decodes the live entries and encodes them again, and most of them (every manager but
+the writer) come back unchanged. So a FieldsV1 already seen decodes to the same field set object,
+and a set encoded before encodes from its remembered bytes: the set algebra never mutates a set
+(`fieldsets`), so sharing them between writes is safe, and the entries written are exactly those
+`fieldsets.to_fields_v1` would write.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+import msgspec
 
 from apiserver.ssa import fieldsets
 from apiserver.ssa.updater import Owned
@@ -57,7 +65,7 @@ def decode(entries: Any) -> Ownership:
         operation = entry.get("operation", "")
         identity = Identity.of(entry.get("manager", ""), operation, entry.get("apiVersion", ""),
                                entry.get("subresource", ""))
-        fields = fieldsets.from_fields_v1(entry.get("fieldsV1") or {})
+        fields = _decoded(entry.get("fieldsV1") or {})
         previous = ownership.managers.get(identity)
         if previous is not None:
             fields = fieldsets.union(previous.fields, fields)
@@ -77,13 +85,44 @@ def encode(ownership: Ownership) -> list[dict[str, Any]]:
         if identity in ownership.times:
             entry["time"] = ownership.times[identity]
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = fieldsets.to_fields_v1(owned.fields)
+        entry["fieldsV1"] = _encoded(owned.fields)
         if identity.subresource:
             entry["subresource"] = identity.subresource
         entries.append(entry)
     entries.sort(key=lambda e: (e["operation"], e.get("time", ""), e["manager"], e["apiVersion"],
                                 e.get("subresource", "")))
     return entries
+
+
+# A bound on the remembered sets (each a few hundred bytes): writes in flight touch far fewer.
+_REMEMBERED = 4096
+_BY_WIRE: dict[bytes, fieldsets.FieldSet] = {}  # FieldsV1 bytes → its set
+_WIRE_OF: dict[int, tuple[fieldsets.FieldSet, bytes]] = {}  # id(set) → (the set, its FieldsV1 bytes)
+
+
+def _decoded(raw: Any) -> fieldsets.FieldSet:
+    try:
+        key = msgspec.json.encode(raw)
+    except (msgspec.EncodeError, TypeError, OverflowError):
+        return fieldsets.from_fields_v1(raw)
+    fields = _BY_WIRE.get(key)
+    if fields is None:
+        fields = fieldsets.from_fields_v1(raw)  # ValueError: not FieldsV1, nothing remembered
+        if len(_BY_WIRE) >= _REMEMBERED:
+            _BY_WIRE.clear()
+        _BY_WIRE[key] = fields
+    return fields
+
+
+def _encoded(fields: fieldsets.FieldSet) -> dict[str, Any]:
+    known = _WIRE_OF.get(id(fields))
+    if known is not None and known[0] is fields:  # the entry holds the set: its id is not reused
+        return msgspec.json.decode(known[1])  # a private copy: the caller may change its object
+    wire = fieldsets.to_fields_v1(fields)
+    if len(_WIRE_OF) >= _REMEMBERED:
+        _WIRE_OF.clear()
+    _WIRE_OF[id(fields)] = (fields, msgspec.json.encode(wire))
+    return wire
 
 
 def cap_updates(ownership: Ownership, limit: int = MAX_UPDATE_MANAGERS) -> None:

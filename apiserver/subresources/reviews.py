@@ -114,6 +114,10 @@ def _rules_review(ep: Endpoint, obj: dict[str, Any], requester: auth.User) -> we
 
 
 async def create(ep: Endpoint, request: web.Request, user: auth.User) -> web.StreamResponse:
+    # A review is answered, never stored, so it has no Table or metadata-only form: kube-apiserver
+    # refuses such an Accept before reading the body (no TableConvertor for these scopes).
+    if responses.wants(request).form != "object":
+        raise errors.not_acceptable(("application/json", "application/yaml", "application/vnd.kubernetes.protobuf"))
     obj = await bodies.read_object(request)
     bodies.check_kind(obj, ep.resource.api_version, ep.resource.kind)
     kind = ep.resource.resource

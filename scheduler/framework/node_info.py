@@ -32,6 +32,15 @@ def _host_ports(pod: Obj) -> list[tuple[str, str, int]]:
     return ports
 
 
+# The spec fields a PodInfo is derived from. A pod's informer copies, its assumed copy (spec with
+# nodeName set) and its re-queued versions all share them, and one pod is wrapped half a dozen
+# times between its arrival and its binding: the derived values are kept per uid and reused
+# while those fields are unchanged (readers never mutate them, so sharing them is safe).
+_DERIVED_FROM = ("containers", "initContainers", "resources", "overhead", "affinity")
+_DERIVED_LIMIT = 65536  # uids remembered; past it the memo starts over
+_derived: dict[str, tuple[tuple[Any, ...], tuple[Resource, Resource, list[tuple[str, str, int]], bool, bool]]] = {}
+
+
 @dataclass
 class PodInfo:
     """A pod with what the scheduler derives from it once, not on every Filter call."""
@@ -50,12 +59,25 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Obj) -> "PodInfo":
-        affinity = (pod.get("spec") or {}).get("affinity") or {}
-        anti = affinity.get("podAntiAffinity") or {}
-        return cls(pod=pod, requests=pod_requests(pod), non_zero_requests=pod_requests(pod, non_zero=True),
-                   host_ports=_host_ports(pod),
-                   has_affinity=bool(affinity.get("podAffinity") or anti),
-                   has_required_anti_affinity=bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution")))
+        spec = pod.get("spec") or {}
+        inputs = tuple(spec.get(f) for f in _DERIVED_FROM)
+        uid = (pod.get("metadata") or {}).get("uid")
+        known = _derived.get(uid) if uid else None
+        if known is not None and all(a is b or a == b for a, b in zip(known[0], inputs)):
+            derived = known[1]
+        else:
+            affinity = spec.get("affinity") or {}
+            anti = affinity.get("podAntiAffinity") or {}
+            derived = (pod_requests(pod), pod_requests(pod, non_zero=True), _host_ports(pod),
+                       bool(affinity.get("podAffinity") or anti),
+                       bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution")))
+            if uid:
+                if len(_derived) >= _DERIVED_LIMIT:
+                    _derived.clear()
+                _derived[uid] = (inputs, derived)
+        requests, non_zero, ports, has_affinity, has_anti = derived
+        return cls(pod=pod, requests=requests, non_zero_requests=non_zero, host_ports=ports,
+                   has_affinity=has_affinity, has_required_anti_affinity=has_anti)
 
     @property
     def key(self) -> str:

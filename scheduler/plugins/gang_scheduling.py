@@ -2,8 +2,9 @@
 
 PreEnqueue holds a pod while its PodGroup is missing and, for a gang, until minCount pods of it
 exist. Reserve remembers the group's pods assumed here; Permit makes them WAIT (5 minutes, as
-upstream's permitTimeoutDuration) until assumed + bound reach minCount, then allows them all; a
-pod unreserved after Permit rejects the rest, so their reservations go together. The PodGroup
+upstream's permitTimeoutDuration; a constructor parameter shortens it for tests) until assumed +
+bound reach minCount, then allows them all; a pod unreserved after Permit rejects the rest, so
+their reservations go together. The PodGroup
 cycle (`scheduler/podgroup/`) places the group; this plugin is its gate and barrier.
 """
 
@@ -51,8 +52,10 @@ def _live(pod: Obj) -> bool:
 class GangScheduling:
     name = names.GANG_SCHEDULING
 
-    def __init__(self, handle: Handle) -> None:
+    def __init__(self, handle: Handle, permit_timeout: float = PERMIT_TIMEOUT_SECONDS) -> None:
         self.handle = handle
+        # Upstream's is a constant (no plugin args); tests shorten it to see the timeout end to end.
+        self.permit_timeout = permit_timeout
         self.pods = handle.store(PODS)
         self.pods.add_indexer(GROUP_INDEX, _index)
         self.groups = handle.store(PODGROUPS)
@@ -95,6 +98,11 @@ class GangScheduling:
         if reserved:
             reserved &= live  # a deleted pod's reservation no longer counts
         return len((reserved or set()) | bound)
+
+    def reserved_count(self, key: str) -> int:
+        """Pods of the group this scheduler holds reservations for (assumed, not yet bound)."""
+        reserved = self._reserved.get(key)
+        return len(reserved - self._read(key)[1]) if reserved else 0
 
     # -- PreEnqueue --------------------------------------------------------------------------
 
@@ -151,7 +159,7 @@ class GangScheduling:
         self._permitted.add(_uid(pod))
         ready = self.ready_count(key)
         if ready < need:
-            return Status.wait(WAITING_FOR_GANG.format(need - ready, key.split("/", 1)[1])), PERMIT_TIMEOUT_SECONDS
+            return Status.wait(WAITING_FOR_GANG.format(need - ready, key.split("/", 1)[1])), self.permit_timeout
         for waiting in self.handle.iterate_waiting_pods():
             if group_key(waiting.pod) == key:
                 waiting.allow(self.name)

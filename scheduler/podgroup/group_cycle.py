@@ -5,6 +5,8 @@ queued), orders the pods (`ordering.py`), runs the placement loop on one snapsho
 the chosen pods (filter on the node, assume, Reserve, Permit: GangScheduling's barrier) and starts
 their bindings; or rejects the group whole (requeued, nominations cleared, FailedScheduling on
 pods and PodGroup, `PodGroupScheduled=False`; waiting for preemption first where it applies).
+`PodGroupScheduled=True` is written once the committed pods are past the Permit barrier; when
+members rejected at Permit (its timeout) have all let go, `permit_rejected` writes False.
 Called by `Scheduler.schedule_one` for a pod in a PodGroup while GangScheduling is on.
 """
 
@@ -149,8 +151,8 @@ async def schedule_group(host: GroupHost, fw: Framework, qpis: list[QueuedPodInf
         host.handle_failure(fw, qpi, Outcome(Status.unschedulable(simulation.GROUP_UNSCHEDULABLE),
                                              unschedulable_plugins={gang.name}))
     host.metrics.pod_group_attempt(SCHEDULED if committed else UNSCHEDULABLE, fw.profile_name)
-    if not committed:
-        return
+    if not committed or any(_held_at_permit(fw, outcome.assumed_pod) for _, _, outcome in committed):
+        return  # not past the barrier: PodGroupScheduled waits for it (or for its timeout)
     message = f"{len(committed)} pod(s) of pod group {name} passed Permit"
     if group.policy == GANG:
         message = f"{len(committed)} pod(s) placed, minCount {group.min_count}"
@@ -226,8 +228,27 @@ def _reject(host: GroupHost, fw: Framework, qpis: list[QueuedPodInfo], pod_group
         if waiting:
             nominated = None if nominations is None else nominations.pod_to_node.get(pod_key(qpi.pod)) or None
         host.handle_failure(fw, qpi, Outcome(status, nominated_node=nominated, unschedulable_plugins=set(plugins)))
-    if pod_group is None:
-        return
+    if pod_group is not None:
+        _group_failed(host, fw, pod_group, status)
+
+
+def _held_at_permit(fw: Framework, pod: Obj | None) -> bool:
+    waiting = fw.waiting_pods.get(_uid(pod or {}))
+    return waiting is not None and not waiting.result.done()
+
+
+def permit_rejected(host: GroupHost, fw: Framework, pod: Obj, status: Status) -> None:
+    """A member's wait at Permit ended in rejection (the gang's timeout, or a member lost): once its
+    reservations are released, the PodGroup says so as a failed cycle does."""
+    gang = fw.plugins[names.GANG_SCHEDULING]
+    key = group_key(pod)
+    pod_group = gang.pod_group(key)
+    # Every waiting member ends this way at once: the group speaks when the last one let go.
+    if pod_group is not None and not gang.reserved_count(key):
+        _group_failed(host, fw, pod_group, status)
+
+
+def _group_failed(host: GroupHost, fw: Framework, pod_group: Obj, status: Status) -> None:
     gang = fw.plugins[names.GANG_SCHEDULING]
     meta = pod_group.get("metadata") or {}
     placed = gang.ready_count(f"{meta.get('namespace', '')}/{meta.get('name', '')}")

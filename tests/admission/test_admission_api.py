@@ -293,3 +293,12 @@ async def test_a_bad_manifest_stops_the_server_from_starting(tmp_path: Path):
     (manifests_dir / "bad.yaml").write_text(MANIFEST.replace("guard-policies.static.k8s.io", "guard"))
     with pytest.raises(manifests.ManifestError, match="must have a name ending with '.static.k8s.io'"):
         await runner.start(str(tmp_path / "data"), port=0, admission_manifests=str(manifests_dir))
+
+
+async def test_concurrent_generate_name_creates_cannot_overrun_a_quota(api: InProcess):
+    """A controller's burst of generateName pods: each admitted one counts against the next at once."""
+    await created(api, "/api/v1/namespaces/default/resourcequotas",
+                  {"metadata": {"name": "pods"}, "spec": {"hard": {"pods": "2"}}})
+    body = {"metadata": {"generateName": "burst-"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    answers = await asyncio.gather(*(create(api, "/api/v1/namespaces/default/pods", body) for _ in range(3)))
+    assert sorted(status for status, _, _ in answers) == [201, 201, 403]

@@ -54,9 +54,14 @@ async def test_pods_get_their_defaults_and_pending_status(api: InProcess) -> Non
 
 async def test_host_users_false_forbids_host_namespaces(api: InProcess) -> None:
     pod = _pod("userns")
+    pod["spec"].update(hostUsers=False, hostPID=True)
+    status, answer, _ = await api.request("POST", PODS, json=pod)
+    assert status == 422 and any(c["field"] == "spec.HostPID" for c in answer["details"]["causes"])
+    # UserNamespacesHostNetworkSupport (alpha, on in haru) lets the host network go with a user namespace.
+    pod = _pod("userns-net")
     pod["spec"].update(hostUsers=False, hostNetwork=True)
     status, answer, _ = await api.request("POST", PODS, json=pod)
-    assert status == 422 and any(c["field"] == "spec.hostNetwork" for c in answer["details"]["causes"])
+    assert status == 201, answer
 
 
 async def test_binding_sets_the_node_once_and_eviction_respects_budgets(api: InProcess) -> None:

@@ -204,9 +204,13 @@ async def test_history_limits_delete_the_oldest_finished_jobs(cluster: Cluster) 
     await _wake(cluster, "history", start + 60 * 2 + 30)
 
     await eventually(lambda: _named(cluster, "history", names[1]))
-    seen = await _events(cluster, "history")
-    assert ("Normal", "SuccessfulDelete", f"Deleted job {names[0]}") in seen
-    assert ("Normal", "SuccessfulDelete", f"Deleted job {names[2]}") in seen
+    # The events are recorded asynchronously, after the deletes that the LIST above already shows.
+    wanted = {("Normal", "SuccessfulDelete", f"Deleted job {names[0]}"),
+              ("Normal", "SuccessfulDelete", f"Deleted job {names[2]}")}
+
+    async def both_deletes_recorded() -> bool:
+        return wanted <= set(await _events(cluster, "history"))
+    await eventually(both_deletes_recorded)
 
 
 async def _named_among(cluster: Cluster, cronjob: str, name: str) -> list[dict[str, Any]] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.apiserver.kinds.writes import create, created, edited, messages, strategy, update
+from tests.conftest import InProcess
 
 
 def namespaces():
@@ -88,3 +89,15 @@ def test_status_phase_follows_deletion(deleting, phase, expected):
     new = edited(old)
     new["status"] = {"phase": phase}
     assert messages(update(namespaces().status_strategy(), new, old)) == expected
+
+
+async def test_a_namespace_made_from_generate_name_carries_its_name_label(api):
+    """The label follows the generated name (upstream sets it in Canonicalize, after generateName),
+    also when the namespace brings labels of its own — label selectors on the name must find it."""
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": "team-", "labels": {"team": "a"}}}
+    status, ns, _ = await api.request("POST", "/api/v1/namespaces", json=body)
+    assert status == 201, ns
+    name = ns["metadata"]["name"]
+    assert name.startswith("team-") and ns["metadata"]["labels"] == {"team": "a", "kubernetes.io/metadata.name": name}
+    status, found, _ = await api.request("GET", f"/api/v1/namespaces?labelSelector=kubernetes.io/metadata.name={name}")
+    assert [n["metadata"]["name"] for n in found["items"]] == [name]

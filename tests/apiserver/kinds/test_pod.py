@@ -133,13 +133,13 @@ def test_a_gated_pod_starts_with_the_scheduling_gated_condition():
     ({"tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]},
      ["spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'"]),
 ], ids=["containers are required", "container names are unique", "container names are DNS labels",
-        "an image is required", "restartPolicy is an enum", "hostUsers false forbids hostNetwork",
+        "an image is required", "restartPolicy is an enum", "hostUsers false forbids hostNetwork while its gate is off",
         "hostUsers false forbids hostPID and hostIPC with upstream's capitalised paths",
         "hostUsers true allows host namespaces", "ephemeral containers only through the subresource",
         "a gated pod may not name a node", "container ports are in range", "mounts name a volume",
         "an Exists toleration has no value"])
 def test_pod_validation(spec, expected):
-    assert messages(create(pods(), a_pod(**spec))) == expected
+    assert messages(create(_userns_strategy(False), a_pod(**spec))) == expected
 
 
 def test_a_pod_name_must_be_a_dns_subdomain():
@@ -279,3 +279,27 @@ def test_an_update_may_not_rename_a_pod():
     new = edited(old)
     new["metadata"]["name"] = "other"
     assert 'metadata.name: Invalid value: "other": field is immutable' in messages(update(s, new, old))
+
+
+def _userns_strategy(gate_on: bool):
+    from apiserver import features
+
+    s = pods()
+    s.gates = features.FeatureGates({"UserNamespacesHostNetworkSupport": gate_on})
+    return s
+
+
+def test_host_network_with_own_user_namespace_follows_its_gate():
+    forbidden = ["spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false"]
+    assert messages(create(_userns_strategy(False), a_pod(hostUsers=False, hostNetwork=True))) == forbidden
+    assert create(_userns_strategy(True), a_pod(hostUsers=False, hostNetwork=True)) == []
+    # hostPID stays forbidden with the gate on.
+    assert messages(create(_userns_strategy(True), a_pod(hostUsers=False, hostPID=True))) == [
+        "spec.HostPID: Forbidden: when `pod.Spec.HostUsers` is false"]
+
+
+def test_a_stored_host_network_userns_pod_stays_updatable_with_the_gate_off():
+    old = created(_userns_strategy(True), a_pod(hostUsers=False, hostNetwork=True))
+    new = edited(old)
+    new["metadata"]["labels"] = {"a": "b"}
+    assert update(_userns_strategy(False), new, old) == []

@@ -3,8 +3,9 @@
 `assemble(view, static)` builds the plugins once per API server and returns them with the
 chain, so the server's follower task can reach the policy source (VAP status) and the quota
 plugin (`status.used`). The order is upstream's (AllOrderedPlugins), limited to what haru has:
-mutating LimitRanger, ServiceAccount, Priority, RuntimeClass, MutatingAdmissionPolicy; validating
-LimitRanger, ServiceAccount, Priority, RuntimeClass, JobValidation (while `job_validation`:
+mutating LimitRanger, ServiceAccount, NodeRestriction (always on, as kubeadm enables it; it judges
+kubelets' requests alone), Priority, RuntimeClass, MutatingAdmissionPolicy; validating LimitRanger,
+ServiceAccount, NodeRestriction, Priority, RuntimeClass, JobValidation (while `job_validation`:
 GenericWorkload or WorkloadWithJob is on), ValidatingAdmissionPolicy, ResourceQuota (which must come last: it reserves usage).
 ServiceAccount is in `OPTIONAL`: it runs when `enable` names it (`haru up` does; an API server
 started without controllers, as most tests do, has no accounts to find).
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from admission.chain import Chain, MutatingPlugin
 from admission.plugins.job_validation import JobValidationPlugin
 from admission.plugins.limit_ranger import LimitRangerPlugin
+from admission.plugins.node_restriction import NodeRestrictionPlugin
 from admission.plugins.priority import PriorityPlugin
 from admission.plugins.resource_quota import ResourceQuotaPlugin
 from admission.plugins.runtime_class import RuntimeClassPlugin
@@ -44,11 +46,14 @@ def assemble(view: ClusterView, static: StaticPolicies | None = None, *, mutatin
     priority = PriorityPlugin(view, pod_groups=pod_group_priority)
     limits, quota = LimitRangerPlugin(view), ResourceQuotaPlugin(view)
     accounts = [ServiceAccountPlugin(view)] if "ServiceAccount" in enable else []
+    nodes = NodeRestrictionPlugin(view)
     runtime_classes = RuntimeClassPlugin(view)
-    mutating: list[MutatingPlugin] = [limits, *accounts, priority, runtime_classes]
+    mutating: list[MutatingPlugin] = [limits, *accounts, nodes, priority, runtime_classes]
     if mutating_policies:
         mutating.append(MutatingPolicyPlugin(policies, view))
     jobs = [JobValidationPlugin(view)] if job_validation else []
-    chain = Chain(mutating, [limits, *accounts, priority, runtime_classes, *jobs,
+    # NodeRestriction changes nothing; it judges writes in the mutating half, as upstream, and
+    # deletes in the validating one (haru runs only that half for a delete).
+    chain = Chain(mutating, [limits, *accounts, nodes, priority, runtime_classes, *jobs,
                              ValidatingPolicyPlugin(policies, view), quota])
     return Assembly(chain, policies, quota)

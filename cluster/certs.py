@@ -12,10 +12,12 @@ Called by `cli.py` and `embedded.py` before the server starts.
 from __future__ import annotations
 
 import datetime
+import functools
 import ipaddress
 import os
 import ssl
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -74,9 +76,7 @@ class Pki:
     def client_certificate(self, user: str, groups: tuple[str, ...] = (),
                            days: int = CLIENT_DAYS) -> tuple[bytes, bytes]:
         """(certificate PEM, key PEM) for CN=user, O=each group, signed by the cluster CA."""
-        with open(self.ca_key, "rb") as f:
-            ca_key = serialization.load_pem_private_key(f.read(), password=None)
-        ca_cert = x509.load_pem_x509_certificate(self.ca_pem())
+        ca_key, ca_cert = _signer(self.ca_key, self.ca_cert)
         key = _key()
         subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
                             + [x509.NameAttribute(NameOID.COMMON_NAME, user)])
@@ -104,6 +104,15 @@ class Pki:
             _write(cert_path, cert)
         with open(cert_path, "rb") as c, open(key_path, "rb") as k:
             return c.read(), k.read()
+
+
+@functools.lru_cache(maxsize=4)
+def _signer(key_path: str, cert_path: str) -> tuple[Any, x509.Certificate]:
+    """The CA's key and certificate, read once: `haru up` mints one certificate per kubelet."""
+    with open(key_path, "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    with open(cert_path, "rb") as f:
+        return key, x509.load_pem_x509_certificate(f.read())
 
 
 def _key() -> ec.EllipticCurvePrivateKey:

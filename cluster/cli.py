@@ -42,7 +42,7 @@ from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
-from cluster import admin_binding, certs, kubeconfig, summary, supervisor
+from cluster import admin_binding, certs, identities, kubeconfig, summary, supervisor
 from conformance import cli as conformance_cli
 from controllers import builtin as controller_builtin, features as controller_features
 from nodes import flags as node_flags
@@ -67,8 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--disable-admission-plugins", default="", metavar="NAMES",
                     help="comma-separated admission plugins to turn off, of: " + ", ".join(assembly.OPTIONAL))
     up.add_argument("--authorization-mode", default=None, metavar="MODES",
-                    help="ordered authorizers: RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default RBAC, "
-                         "AlwaysAllow with --http)")
+                    help="ordered authorizers: Node, RBAC, AlwaysAllow, AlwaysDeny (kube-apiserver's flag; default "
+                         "Node,RBAC, AlwaysAllow with --http)")
     _add_flow_control_flags(up)
     up.add_argument("--embedded", action="store_true",
                     help="run the controllers, the scheduler and the nodes as tasks in this process instead of as "
@@ -246,6 +246,8 @@ async def up(args: argparse.Namespace) -> int:
         config = client_kubeconfig.Config.for_url(running.url, None if args.http else token, ca_pem)
         async with RestClient(config, user_agent="haru-up") as client:
             await admin_binding.ensure(client)
+            if args.record_results and pki:
+                await identities.grant_result_recording(client)
         path = os.path.abspath(args.kubeconfig or os.path.join(data_dir, "kubeconfig"))
         kubeconfig.write(path, running.url, token, ca_pem, pki.admin_certificate() if pki else None)
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
@@ -256,17 +258,27 @@ async def up(args: argparse.Namespace) -> int:
         componentstatuses.register(running.server, "controller-manager", controllers.health)
         # The co-process's /healthz and /metrics (plain HTTP): a free port, shown in the summary.
         scheduler_port = None if args.embedded else supervisor.free_port()
+        # The scheduler is system:kube-scheduler, with its own certificate (kubeadm's scheduler.conf).
+        scheduler_path = (identities.write_certificate_kubeconfig(pki, data_dir, running.url, identities.SCHEDULER)
+                          if pki else path)
         scheduler = await supervisor.start_scheduler(
-            path, feature_gates=scheduler_features.select(args.feature_gates),
+            scheduler_path, feature_gates=scheduler_features.select(args.feature_gates),
             config=os.path.abspath(args.scheduler_config) if args.scheduler_config else None,
             scheduler_name=args.scheduler_name, record_results=args.record_results, embedded=args.embedded,
             port=scheduler_port)
         componentstatuses.register(running.server, "scheduler", scheduler.health)
         if shapes:
             _progress(f"starting {len(shapes)} hollow nodes")
+            # Each kubelet is system:node:<name> with its own certificate (kubeadm's kubelet.conf).
+            kubelets_dir = None
+            if pki:
+                for shape in shapes:
+                    identities.write_certificate_kubeconfig(pki, data_dir, running.url, "node", shape.name)
+                kubelets_dir = os.path.join(data_dir, "kubelets")
             nodes = await supervisor.start_nodes(
                 path, shapes=shapes, shape_args=_shape_args(args), kubelet_port=supervisor.free_port(),
-                state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded)
+                state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded,
+                kubelet_kubeconfig_dir=kubelets_dir)
             async with RestClient(config, user_agent="haru-up") as client:
                 not_ready = await summary.wait_nodes_ready(client, [s.name for s in shapes])
         else:

@@ -4,7 +4,9 @@
 thread, the API server (HTTPS on 127.0.0.1, a random port), the controllers, the scheduler and the
 hollow nodes (the embedded starts of `supervisor.py`), writes a kubeconfig, loads the CRDs of
 `Options.crd_dirs` and returns once the cluster is *ready*: every Node is Ready and the `default`
-ServiceAccount of the `default` namespace exists (so a pod created at once is admitted). Its own
+ServiceAccount of the `default` namespace exists (so a pod created at once is admitted). The
+scheduler authenticates as system:kube-scheduler and each kubelet as system:node:<name>
+(`identities.py`); the controllers and the nodes host's shared reads still use the admin token. Its own
 thread keeps the cluster serving while the caller blocks in a synchronous client. `stop()` ends
 everything it started. Called by `cluster/pytest_plugin.py` and `bench/controllers.py`.
 """
@@ -23,12 +25,13 @@ from aiohttp import web
 
 from admission import assembly
 from apiserver import runner
+from apiserver.authentication import options as authn_options
 from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
 from client.resources import SERVICEACCOUNTS, Resource
 from client.rest import RestClient
-from cluster import admin_binding, certs, kubeconfig, summary, supervisor
+from cluster import admin_binding, certs, identities, kubeconfig, summary, supervisor
 from controllers import builtin
 from nodes import flags as node_flags
 from nodes import pools
@@ -118,12 +121,19 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     shapes = options.shapes()
     token = runner.new_token()
     pki = certs.ensure(data_dir)
+    # The co-processes' own identities (identities.py): bearer tokens, their socket being plain HTTP.
+    tokens_path, tokens = identities.token_file(data_dir, [(identities.SCHEDULER, "")]
+                                                + [("node", s.name) for s in shapes])
+    authentication = authn_options.Options(admin_token=token,
+                                           service_account_key_file=os.path.join(data_dir, "pki", "sa.key"),
+                                           token_auth_file=tokens_path)
     # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
     # No up-front disk reserve: it speeds up the durable commits of a long-lived store, but its 64
     # one-page transactions cost ~1 s of fdatasync here, more than a test cluster's whole life saves.
     running = await runner.start(data_dir, port=0, ssl_context=pki.ssl_context(), admin_token=token,
                                  feature_gates=options.feature_gates, admission_plugins=frozenset(assembly.OPTIONAL),
-                                 priority_and_fairness=options.priority_and_fairness, store_reserve_bytes=0)
+                                 priority_and_fairness=options.priority_and_fairness, store_reserve_bytes=0,
+                                 authentication=authentication)
     parts.append(running)
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")
@@ -136,18 +146,25 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     inner_port = inner._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     inner_path = os.path.join(data_dir, "components.kubeconfig")
     kubeconfig.write(inner_path, f"http://127.0.0.1:{inner_port}", token, None)
+    scheduler_path = identities.write_token_kubeconfig(data_dir, f"http://127.0.0.1:{inner_port}",
+                                                       identities.SCHEDULER, tokens[(identities.SCHEDULER, "")])
+    for shape in shapes:
+        identities.write_token_kubeconfig(data_dir, f"http://127.0.0.1:{inner_port}", "node",
+                                          tokens[("node", shape.name)], shape.name)
     # Their kubeconfig has no CA (plain HTTP): the root CA publisher is told the cluster's.
     settings = {"root-ca-certificate-publisher": {"ca_pem": ca_pem}, **options.controller_settings}
     starts = [supervisor.start_controllers(inner_path, embedded=True, only=options.controllers,
                                           settings=settings,
                                           feature_gates=controller_features.select(options.feature_gates)),
-              supervisor.start_scheduler(inner_path, feature_gates=scheduler_features.select(options.feature_gates),
+              supervisor.start_scheduler(scheduler_path,
+                                         feature_gates=scheduler_features.select(options.feature_gates),
                                          embedded=True)]
     if shapes:
         starts.append(supervisor.start_nodes(inner_path, shapes=shapes, shape_args=(), kubelet_port=0,
                                              state_dir=os.path.join(data_dir, "nodes"),
                                              grace_scale=options.grace_scale, embedded=True,
-                                             lease_duration=options.lease_duration))
+                                             lease_duration=options.lease_duration,
+                                             kubelet_kubeconfig_dir=os.path.join(data_dir, "kubelets")))
     # The three are independent API clients: start them side by side, keep whichever started.
     started = await asyncio.gather(*starts, return_exceptions=True)
     parts.extend(s for s in started if not isinstance(s, BaseException))

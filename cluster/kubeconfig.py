@@ -1,4 +1,6 @@
-"""The kubeconfig `haru up` writes: one cluster, one admin user, one context named `haru`.
+"""The kubeconfigs `haru up` writes: one cluster, one user, one context named `haru`.
+
+The admin's by default; `identities.py` writes the co-processes' own the same way (`user`).
 
 Over HTTPS the admin is a client certificate signed by the cluster CA (CN kubernetes-admin, O
 kubeadm:cluster-admins), as kubeadm's admin.conf; the cluster entry keeps
@@ -20,7 +22,7 @@ def _b64(data: bytes) -> str:
 
 
 def render(server_url: str, token: str, ca_pem: bytes | None,
-           client_pair: tuple[bytes, bytes] | None = None) -> str:
+           client_pair: tuple[bytes, bytes] | None = None, user_name: str = "haru-admin") -> str:
     cluster: dict[str, str] = {"server": server_url}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = _b64(ca_pem)
@@ -30,18 +32,19 @@ def render(server_url: str, token: str, ca_pem: bytes | None,
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "haru", "cluster": cluster}],
-        "users": [{"name": "haru-admin", "user": user}],
-        "contexts": [{"name": "haru", "context": {"cluster": "haru", "user": "haru-admin", "namespace": "default"}}],
+        "users": [{"name": user_name, "user": user}],
+        "contexts": [{"name": "haru", "context": {"cluster": "haru", "user": user_name, "namespace": "default"}}],
         "current-context": "haru",
         "preferences": {},
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    # libyaml's dumper when present: `haru up` writes one kubeconfig per kubelet.
+    return yaml.dump(config, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
 
 
 def write(path: str, server_url: str, token: str, ca_pem: bytes | None,
-          client_pair: tuple[bytes, bytes] | None = None) -> None:
+          client_pair: tuple[bytes, bytes] | None = None, user_name: str = "haru-admin") -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     partial = path + ".partial"
     with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        f.write(render(server_url, token, ca_pem, client_pair))
+        f.write(render(server_url, token, ca_pem, client_pair, user_name))
     os.replace(partial, path)

@@ -265,27 +265,32 @@ class EmbeddedNodes:
 
 
 def nodes_argv(kubeconfig_path: str, shape_args: Sequence[str], *, kubelet_port: int, state_dir: str,
-               python: str = sys.executable, verbose: bool = False) -> list[str]:
+               python: str = sys.executable, verbose: bool = False, kubelet_kubeconfig_dir: str | None = None) -> list[str]:
     argv = [python, "-m", "nodes", "--kubeconfig", kubeconfig_path, "--kubelet-port", str(kubelet_port),
             "--state-dir", state_dir, *shape_args]
+    if kubelet_kubeconfig_dir:
+        argv += ["--kubelet-kubeconfig-dir", kubelet_kubeconfig_dir]
     return argv + ["--verbose"] if verbose else argv
 
 
 async def start_nodes(kubeconfig_path: str, *, shapes: list[pools.NodeShape], shape_args: Sequence[str],
                       kubelet_port: int, state_dir: str, grace_scale: float, embedded: bool = False,
                       output: IO[Any] | int | None = None, verbose: bool = False,
-                      lease_duration: int | None = None) -> Component:
+                      lease_duration: int | None = None, kubelet_kubeconfig_dir: str | None = None) -> Component:
     """Run the hollow kubelets; `shape_args` are the flags that describe `shapes` to the co-process.
+
+    `kubelet_kubeconfig_dir`: each kubelet's own kubeconfig (`<node>.kubeconfig`, its identity).
 
     `lease_duration` (seconds; renewed at a quarter of it) reaches embedded kubelets only.
     """
     if not embedded:
-        argv = nodes_argv(kubeconfig_path, shape_args, kubelet_port=kubelet_port, state_dir=state_dir, verbose=verbose)
+        argv = nodes_argv(kubeconfig_path, shape_args, kubelet_port=kubelet_port, state_dir=state_dir, verbose=verbose,
+                          kubelet_kubeconfig_dir=kubelet_kubeconfig_dir)
         argv += ["--grace-period-scale", str(grace_scale)]
         return await CoProcess("nodes", argv, output=output).start()
     # Imported here: `haru up` without --embedded never loads the kubelets into the server process.
     from nodes import host as nodes_host
-    from nodes.__main__ import USER_AGENT
+    from nodes.__main__ import USER_AGENT, own_clients
     from nodes.kubelet.kubelet import NodeSettings
     from nodes.kubelet.pod_worker import Settings as PodSettings
     node_settings = NodeSettings(pods=PodSettings(grace_scale=grace_scale))
@@ -294,7 +299,8 @@ async def start_nodes(kubeconfig_path: str, *, shapes: list[pools.NodeShape], sh
     client = RestClient(kubeconfig.load(kubeconfig_path), user_agent=USER_AGENT)
     try:
         hosted = await nodes_host.start(client, shapes, state_dir=state_dir, port=kubelet_port,
-                                        settings=node_settings)
+                                        settings=node_settings,
+                                        own_clients=own_clients(kubelet_kubeconfig_dir, shapes, USER_AGENT))
     except BaseException:
         await client.close()
         raise

@@ -37,8 +37,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--address", default="127.0.0.1", help="the nodes' InternalIP, where the kubelet endpoint listens")
     p.add_argument("--kubelet-port", type=int, default=10250,
                    help="the kubelet endpoint's port, advertised in every Node's daemonEndpoints (0: any free one)")
+    p.add_argument("--kubelet-kubeconfig-dir", default=None, metavar="DIR",
+                   help="each kubelet's own kubeconfig, DIR/<node>.kubeconfig (system:node:<node>); a node "
+                        "without one acts with --kubeconfig")
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return p
+
+
+def own_clients(directory: str | None, shapes: list[pools.NodeShape], user_agent: str) -> dict[str, RestClient]:
+    """The kubelets' own clients, from the kubeconfigs found in `directory` (one per node name)."""
+    found: dict[str, RestClient] = {}
+    for shape in shapes:
+        path = os.path.join(directory, f"{shape.name}.kubeconfig") if directory else ""
+        if path and os.path.exists(path):
+            found[shape.name] = RestClient(kubeconfig.load(path), user_agent=user_agent)
+    return found
 
 
 async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: float) -> int:
@@ -51,7 +64,8 @@ async def _main(args: argparse.Namespace, shapes: list[pools.NodeShape], scale: 
             return 0
         settings = NodeSettings(pods=Settings(grace_scale=scale))
         nodes = await host.start(client, shapes, state_dir=state_dir, address=args.address, port=args.kubelet_port,
-                                 settings=settings)
+                                 settings=settings,
+                                 own_clients=own_clients(args.kubelet_kubeconfig_dir, shapes, USER_AGENT))
         log.info("%d nodes registered", len(shapes))
         try:
             await stop.wait()

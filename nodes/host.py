@@ -1,4 +1,8 @@
-"""`NodesHost`: N hollow kubelets over one shared `RestClient`, in one event loop, and their endpoint.
+"""`NodesHost`: N hollow kubelets in one event loop, over one shared `RestClient`, and their endpoint.
+
+Each kubelet may act with its own identity (`own_clients`: system:node:<name>, as NodeRestriction
+and the Node authorizer expect); the shared client still reads for all of them (the pod feed, the
+DRA driver, fault labels), as the nodes process is not a kubelet.
 
 `start(client, shapes, ...)` opens the kubelet HTTPS endpoint (`nodes/server.py`, one application
 for the whole process), gives each node its own socket on it, lists the bound pods once for all
@@ -47,6 +51,7 @@ class NodesHost:
     state_dir: str = ""
     settings: NodeSettings = NodeSettings()
     faults: node_fault.KubeletFaults | None = None
+    own_clients: dict[str, RestClient] = field(default_factory=dict)  # kubelet name → its own identity
 
     @property
     def view(self) -> RuntimeView:
@@ -73,8 +78,9 @@ class NodesHost:
         """The machine is back: a fresh kubelet on the same address and port re-registers and resumes."""
         index = self._index(name)
         old = self.kubelets[index]
-        kubelet = Kubelet(self.client, old.shape, registry=self.registry, state_dir=self.state_dir,
-                          address=old.host_ip, port=old.port, settings=self.settings, pods=self.feed)
+        kubelet = Kubelet(self.own_clients.get(name, self.client), old.shape, registry=self.registry,
+                          state_dir=self.state_dir, address=old.host_ip, port=old.port, settings=self.settings,
+                          pods=self.feed, host_client=self.client)
         if self.endpoint is not None:
             kubelet.port = await self.endpoint.serve(ServedNode(kubelet), old.port, address=kubelet.host_ip)
         self.kubelets[index] = kubelet
@@ -88,6 +94,7 @@ class NodesHost:
             await self.feed.stop()
         if self.endpoint is not None:
             await self.endpoint.stop()
+        await asyncio.gather(*(c.close() for c in self.own_clients.values()), return_exceptions=True)
 
 
 def node_address(base: str, index: int) -> str:
@@ -117,14 +124,20 @@ async def _serve(endpoint: server.KubeletEndpoint, kubelets: list[Kubelet], port
 
 
 async def start(client: RestClient, shapes: list[pools.NodeShape], *, state_dir: str, address: str = "127.0.0.1",
-                port: int = 10250, settings: NodeSettings = NodeSettings()) -> NodesHost:
+                port: int = 10250, settings: NodeSettings = NodeSettings(),
+                own_clients: dict[str, RestClient] | None = None) -> NodesHost:
+    """`own_clients`: each kubelet's own identity (system:node:<name>), by node name; the host owns
+    and closes them. A kubelet without one acts with `client`, which also reads for every kubelet."""
+    own_clients = own_clients or {}
     registry = Registry()
     feed = PodFeed(client)
-    kubelets = [Kubelet(client, shape, registry=registry, state_dir=state_dir,
-                        address=node_address(address, i), port=port, settings=settings, pods=feed)
+    kubelets = [Kubelet(own_clients.get(shape.name, client), shape, registry=registry, state_dir=state_dir,
+                        address=node_address(address, i), port=port, settings=settings, pods=feed,
+                        host_client=client)
                 for i, shape in enumerate(shapes)]
     endpoint = server.KubeletEndpoint(client, host=address)
-    host = NodesHost(client, kubelets, registry, address, port, endpoint, feed, state_dir, settings)
+    host = NodesHost(client, kubelets, registry, address, port, endpoint, feed, state_dir, settings,
+                     own_clients=own_clients)
     try:
         await endpoint.start()
         if kubelets:

@@ -26,6 +26,7 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    field_selector: str = ""  # a LIST's or WATCH's, for the Node authorizer's spec.nodeName scoping
 
 
 def _exact_name(field_selector: str) -> str:
@@ -54,7 +55,8 @@ def from_request(user: Any, info: Any, field_selector: str = "") -> Attributes:
     if resource == "namespaces" and not name and namespace:
         resource, name, namespace = "namespaces", namespace, namespace
     return Attributes(user, info.verb, True, namespace=namespace, api_group=info.group, api_version=info.version,
-                      resource=resource, subresource=info.subresource, name=name, path=info.path)
+                      resource=resource, subresource=info.subresource, name=name, path=info.path,
+                      field_selector=field_selector if info.verb in ("list", "watch") else "")
 
 
 def describe(attrs: Attributes) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 READ = ("get", "list", "watch")
 READ_WRITE = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 WRITE = ("create", "delete", "deletecollection", "patch", "update")
+READ_UPDATE = ("get", "list", "watch", "update", "patch")
 
 
 def rule(verbs: tuple[str, ...] | str, groups: tuple[str, ...] | str, resources: tuple[str, ...] | str,
@@ -97,6 +98,7 @@ CLUSTER_ROLES: list[tuple[str, list[dict[str, Any]], dict[str, str], str | None]
     ("system:aggregate-to-view", _VIEW, {AGGREGATE + "view": "true"}, None),
     ("system:heapster", [rule(READ, "", ("events", "pods", "nodes", "namespaces")),
                          rule(READ, "extensions", "deployments")], {}, None),
+    # NodeRules(): the Node authorizer's static rules (node.py); no ClusterRoleBinding grants them.
     ("system:node", [
         rule("create", "authentication.k8s.io", "tokenreviews"),
         rule("create", "authorization.k8s.io", ("subjectaccessreviews", "localsubjectaccessreviews")),
@@ -109,7 +111,7 @@ CLUSTER_ROLES: list[tuple[str, list[dict[str, Any]], dict[str, str], str | None]
         rule(("create", "delete"), "", "pods"),
         rule(("update", "patch"), "", "pods/status"),
         rule("create", "", "pods/eviction"),
-        rule("get", "", ("secrets", "configmaps")),
+        rule(READ, "", ("secrets", "configmaps")),
         rule("get", "", ("persistentvolumeclaims", "persistentvolumes")),
         rule("get", "", "endpoints"),
         rule(("create", "get", "list", "watch"), "certificates.k8s.io", "certificatesigningrequests"),
@@ -117,12 +119,13 @@ CLUSTER_ROLES: list[tuple[str, list[dict[str, Any]], dict[str, str], str | None]
         rule("get", "storage.k8s.io", "volumeattachments"),
         rule("create", "", "serviceaccounts/token"),
         rule(("get", "update", "patch"), "", "persistentvolumeclaims/status"),
-        rule("get", "storage.k8s.io", "csidrivers"),
+        rule(READ, "storage.k8s.io", "csidrivers"),
         rule(("get", "create", "update", "patch", "delete"), "storage.k8s.io", "csinodes"),
         rule(READ, "node.k8s.io", "runtimeclasses"),
+        # DynamicResourceAllocation (GA, locked on): the claims of its pods, and cleaning up the
+        # node's ResourceSlices; the Node authorizer scopes both to this node.
         rule("get", "resource.k8s.io", "resourceclaims"),
-        rule(("deletecollection", "get", "list", "watch", "create", "update", "patch", "delete"), "resource.k8s.io",
-             "resourceslices"),
+        rule("deletecollection", "resource.k8s.io", "resourceslices"),
     ], {}, None),
     ("system:node-problem-detector", [rule("get", "", "nodes"), rule("patch", "", "nodes/status"), EVENTS], {}, None),
     ("system:kubelet-api-admin", [rule(("get", "list", "watch", "proxy"), "", "nodes"),
@@ -170,8 +173,13 @@ CLUSTER_ROLES: list[tuple[str, list[dict[str, Any]], dict[str, str], str | None]
         rule("create", "authorization.k8s.io", "subjectaccessreviews"),
         rule(READ, "storage.k8s.io", ("csinodes", "csidrivers", "csistoragecapacities")),
         rule(READ, "", "namespaces"),
-        rule(READ, "resource.k8s.io", ("deviceclasses", "resourceclaims", "resourceslices")),
-        rule(("patch", "update"), "resource.k8s.io", "resourceclaims/status"),
+        # DynamicResourceAllocation: the claim's finalizer is an update of the claim itself, the
+        # allocation one of its status; DRAExtendedResource (beta, on) creates and deletes the
+        # claims of extended resources; DRADeviceTaints (beta, on) reads DeviceTaintRules.
+        rule(READ_UPDATE, "resource.k8s.io", ("resourceclaims", "resourceclaims/status")),
+        rule(READ, "resource.k8s.io", ("deviceclasses", "resourceslices")),
+        rule(("create", "delete"), "resource.k8s.io", "resourceclaims"),
+        rule(READ, "resource.k8s.io", "devicetaintrules"),
         rule(READ, "scheduling.k8s.io", ("workloads", "podgroups")),
         rule(("patch", "update"), "scheduling.k8s.io", "podgroups/status"),
     ], {}, None),

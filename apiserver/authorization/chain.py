@@ -2,7 +2,8 @@
 
 As kube-apiserver's union authorizer: the first mode that allows (or explicitly denies) decides;
 a mode with no opinion passes to the next, and the reasons of those that had none are joined for
-the 403. Modes: `AlwaysAllow` (haru's old behaviour), `AlwaysDeny`, `RBAC`. The same chain
+the 403. Modes: `AlwaysAllow` (haru's old behaviour), `AlwaysDeny`, `Node` (kubelets, `node.py`),
+`RBAC`; `Node,RBAC` (kubeadm's) is the default of a server with authentication. The same chain
 answers rule listings for SelfSubjectRulesReview. Built by `runner.start`; used by the app's
 authorize middleware, impersonation, the escalation check and the review endpoints.
 """
@@ -13,21 +14,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apiserver.authorization.attributes import Attributes
+from apiserver.authorization.node import NodeAuthorizer, node_identity
 from apiserver.authorization.rbac import RBACAuthorizer
 from storage import Store
 
 AUTHORIZER = "authorizer"  # its key in Server.extra
 PRIVILEGED_GROUP = "system:masters"
-MODES = ("AlwaysAllow", "AlwaysDeny", "RBAC")
+MODES = ("AlwaysAllow", "AlwaysDeny", "Node", "RBAC")
 _EVERYTHING_RESOURCE = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
 _EVERYTHING_URL = {"verbs": ["*"], "nonResourceURLs": ["*"]}
 
 
 def default_mode(*, authenticated: bool) -> str:
-    """RBAC; but a server without authentication (plain HTTP: every caller is the admin) skips
-    authorization too, as kube-apiserver's old insecure port did, so its kubelets' anonymous
-    SubjectAccessReviews keep passing."""
-    return "RBAC" if authenticated else "AlwaysAllow"
+    """Node,RBAC, as kubeadm sets it; but a server without authentication (plain HTTP: every
+    caller is the admin) skips authorization too, as kube-apiserver's old insecure port did, so
+    its kubelets' anonymous SubjectAccessReviews keep passing."""
+    return "Node,RBAC" if authenticated else "AlwaysAllow"
 
 
 def parse_modes(text: str) -> tuple[str, ...]:
@@ -36,7 +38,7 @@ def parse_modes(text: str) -> tuple[str, ...]:
     if not modes:
         raise ValueError("at least one authorization-mode must be passed")
     for mode in modes:
-        if mode in ("Node", "Webhook", "ABAC"):
+        if mode in ("Webhook", "ABAC"):
             raise ValueError(f'authorization-mode "{mode}" is valid for kube-apiserver but not served by haru yet')
         if mode not in MODES:
             raise ValueError(f'authorization-mode "{mode}" is not a valid mode')
@@ -65,6 +67,7 @@ class Authorizer:
     def __init__(self, modes: tuple[str, ...], store: Store) -> None:
         self.modes = modes
         self.rbac = RBACAuthorizer(store) if "RBAC" in modes else None
+        self.node = NodeAuthorizer(store) if "Node" in modes else None
 
     def authorize(self, attrs: Attributes) -> Decision:
         if PRIVILEGED_GROUP in attrs.user.groups:
@@ -76,8 +79,9 @@ class Authorizer:
             if mode == "AlwaysDeny":
                 reasons.append("Everything is forbidden.")
                 continue
-            assert self.rbac is not None
-            allowed, reason = self.rbac.authorize(attrs)
+            judge = self.node if mode == "Node" else self.rbac
+            assert judge is not None
+            allowed, reason = judge.authorize(attrs)
             if allowed:
                 return Decision(True, reason)
             if reason:
@@ -94,6 +98,10 @@ class Authorizer:
             if mode == "AlwaysAllow":
                 out.resource_rules.append(dict(_EVERYTHING_RESOURCE))
                 out.non_resource_rules.append(dict(_EVERYTHING_URL))
+            elif mode == "Node" and node_identity(user)[1]:
+                # Upstream's: a node's permissions are not enumerable (they follow the graph).
+                out.incomplete = True
+                errors.append("node authorizer does not support user rule resolution")
             elif mode == "RBAC":
                 assert self.rbac is not None
                 found, error = self.rbac.rules_for(user, namespace)

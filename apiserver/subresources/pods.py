@@ -3,7 +3,7 @@
 `binding` sets spec.nodeName once (409 when the pod is already bound), adds the PodScheduled
 condition and clears status.nominatedNodeName (KEP-5278's ClearingNominatedNodeNameAfterBinding,
 on since 1.35), as kube's pod registry does; `/api/v1/namespaces/ns/bindings` does the same. `eviction`
-honours PodDisruptionBudgets (`eviction.py`: 429 when one forbids it, else the budget is charged)
+runs the admission chain on the Eviction, honours PodDisruptionBudgets (`eviction.py`: 429 when one forbids it, else the budget is charged)
 and then deletes like DELETE does.
 `log`, `exec`, `attach` and `portforward` (`connect`) choose the container, translate the options into
 the kubelet's query and go to the pod's node's kubelet through `kubelet.py` (`proxy` is `proxy.py`'s).
@@ -18,7 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import bodies, deletion, errors, go_shape, labels, query_flags, responses, writing
+from admission import attributes as admission_attributes
+from apiserver import admitting, bodies, deletion, errors, go_shape, labels, query_flags, responses, writing
 from apiserver.context import Endpoint
 from apiserver.subresources import eviction as budgets
 from apiserver.subresources import kubelet
@@ -82,6 +83,12 @@ async def evict(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     eviction = await bodies.read_object(request)
     name = ep.request_info.name
     pod = responses.decode(ep.stored(name).value)
+    # Admission sees the Eviction, as upstream's create of pods/eviction (NodeRestriction: a kubelet
+    # evicts only pods bound to it).
+    attrs = admitting.attributes(ep, admission_attributes.CREATE, eviction, None, request.query,
+                                 subresource="eviction", user=ep.user, name=name)
+    admitting.admit(ep, attrs)
+    admitting.validate(ep, attrs)
     opts = deletion.options(eviction.get("deleteOptions") or {}, request.query)
     await budgets.check_budgets(ep, pod, opts.dry_run)
     if not opts.dry_run:

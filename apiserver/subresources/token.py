@@ -4,7 +4,8 @@ As kube-apiserver's TokenREST: spec.expirationSeconds defaults to an hour and mu
 10 minutes and 2^32 seconds; audiences default to the API server's; a boundObjectRef names a Pod
 (which must run as this account; its node is recorded too), a Secret or a Node of the cluster, and
 a uid in it must match the stored one. A pod-bound token asked for the kubelet's 3607 seconds
-lives a year and warns after the hour. The token comes from `authentication/service_account_tokens`.
+lives a year and warns after the hour. The admission chain sees the TokenRequest first. The token
+comes from `authentication/service_account_tokens`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
-from apiserver import bodies, errors, responses
+from admission import attributes as admission_attributes
+from apiserver import admitting, bodies, errors, responses
 from apiserver.authentication import chain, service_account_tokens as sa_tokens
 from apiserver.context import Endpoint
 
@@ -35,6 +37,14 @@ async def create(ep: Endpoint, request: web.Request) -> web.StreamResponse:
     request_obj["spec"] = spec
     seconds = spec.get("expirationSeconds") or 3600
     _validate(name, seconds)
+    # Admission sees the TokenRequest, as upstream's create of serviceaccounts/token (NodeRestriction:
+    # a kubelet's token must be bound to a pod on its node).
+    attrs = admitting.attributes(ep, admission_attributes.CREATE, request_obj, None, request.query,
+                                 subresource="token", user=ep.user, name=name)
+    admitting.admit(ep, attrs)
+    admitting.validate(ep, attrs)
+    request_obj = attrs.object if attrs.object is not None else request_obj
+    spec = request_obj.setdefault("spec", {}) or {}
     authenticator: chain.Authenticator = ep.server.extra["authenticator"]
     tokens = authenticator.tokens
     audiences = spec.get("audiences") or list(tokens.api_audiences)

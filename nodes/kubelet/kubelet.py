@@ -26,7 +26,7 @@ from client.informer import Event, Informer
 from client.resources import NODES, PODS
 from client.rest import RestClient
 from nodes import pools, userns
-from nodes.kubelet import admission, checkpoint, crash_backoff, devices_seam, events, ipam, node_object
+from nodes.kubelet import admission, checkpoint, crash_backoff, devices_seam, events, ipam, node_labels, node_object
 from nodes.kubelet.lease import LeaseKeeper
 from nodes.kubelet.pod_worker import PodWorker, Settings
 from nodes.pod_feed import PodFeed
@@ -47,8 +47,13 @@ class NodeSettings:
 class Kubelet:
     def __init__(self, client: RestClient, shape: pools.NodeShape, *, registry: Registry, state_dir: str,
                  address: str = "127.0.0.1", port: int = 10250, settings: NodeSettings = NodeSettings(),
-                 pods: PodFeed | None = None) -> None:
+                 pods: PodFeed | None = None, host_client: RestClient | None = None) -> None:
+        # `client` is the kubelet's own identity (system:node:<name> when the host was given one):
+        # its Node, Lease, pod statuses, events and what its pods reference. `host_client` is the
+        # nodes process's, for what is not a kubelet's to do: the DRA driver's cluster-wide claim
+        # reads, PodGroup lookups, and the labels a kubelet may not set on its own Node.
         self.client = client
+        self.host_client = host_client or client
         self.feed = pods  # the host's shared pod informer; None: this kubelet watches its own pods
         self.shape = shape
         self.name = shape.name
@@ -80,7 +85,7 @@ class Kubelet:
         lease = LeaseKeeper(self.client, self.name, self.node["metadata"]["uid"],
                             duration=self.node_settings.lease_duration)
         await lease.renew_once()
-        self.driver = await devices_seam.start_driver(self.client, self.node, self.shape.devices)
+        self.driver = await devices_seam.start_driver(self.host_client, self.node, self.shape.devices)
         devices_seam.on_health_change(self.driver, self._devices_changed)
         if self.feed is None:
             self.informer = Informer.for_resource(self.client, PODS, None,
@@ -141,17 +146,29 @@ class Kubelet:
         now = datetime.now(timezone.utc)
         desired = node_object.registration(self.shape, address=self.host_ip, port=self.port, boot_id=self._boot_id,
                                            now=now)
+        labels = desired["metadata"]["labels"]
+        # NodeRestriction refuses a kubelet labels it may not set (topology.kubernetes.io/rack...):
+        # with its own identity it registers without them and the host sets them, as a cloud
+        # provider labels its machines.
+        own, other = (node_labels.split(labels) if self.host_client is not self.client else (labels, {}))
+        desired["metadata"]["labels"] = own
         try:
-            return await self.client.create(NODES, desired)
+            created = await self.client.create(NODES, desired)
         except errors.APIError as exc:
             if not errors.is_already_exists(exc):
                 raise
+        else:
+            if other:
+                created = await self.host_client.patch(NODES, self.name, {"metadata": {"labels": other}})
+            return created
         existing = await self.client.get(NODES, self.name)
         # Registered before (a restart): keep what others set, put back our labels, report again.
-        patch = {"metadata": {"labels": desired["metadata"]["labels"]}}
+        patch = {"metadata": {"labels": own}}
         if not (existing.get("spec") or {}).get("podCIDR"):
             patch["spec"] = {"podCIDR": self.shape.pod_cidr, "podCIDRs": [self.shape.pod_cidr]}
         await self.client.patch(NODES, self.name, patch)
+        if other:
+            await self.host_client.patch(NODES, self.name, {"metadata": {"labels": other}})
         since = {c["type"]: c.get("lastTransitionTime") for c in (existing.get("status") or {}).get("conditions") or []
                  if c.get("type") and c.get("status") == ("True" if c["type"] == "Ready" else "False")}
         status = node_object.status(self.shape, address=self.host_ip, port=self.port, boot_id=self._boot_id, now=now,

@@ -250,7 +250,7 @@ class PodWorker:
         if not name or not refs:
             return False
         try:
-            group = await self.kubelet.client.get(PODGROUPS, name, self.record.namespace)
+            group = await self.kubelet.host_client.get(PODGROUPS, name, self.record.namespace)  # not a kubelet's read
         except errors.APIError:
             return False
         return any(r.get("uid") == (group.get("metadata") or {}).get("uid") for r in refs)

@@ -74,4 +74,5 @@ class ResourceSliceStrategy(_BASE):  # type: ignore[valid-type, misc]
 
     def validate(self, obj: Obj) -> Causes:
         spec = obj.get("spec")
-        return (node_selection(spec) if isinstance(spec, dict) else []) + super().validate(obj)
+        # A slice without a spec selects no node either: refused, as upstream's required spec is.
+        return node_selection(spec if isinstance(spec, dict) else {}) + super().validate(obj)

@@ -161,9 +161,12 @@ async def api_operations(ctx: Context, make: Callable[[str], Obj], *, status: Ca
         evs, "MODIFIED", names[0], lambda o: (o["metadata"].get("annotations") or {}).get("patched") == "true"),
         label_selector=selector)
 
-    current = await ctx.api.get(resource, names[0], ns)
-    current["metadata"].setdefault("annotations", {})["updated"] = "true"
-    updated = await ctx.api.update(resource, current, ns)
+    # Read-modify-writes retry on a conflict: a controller (APF's for FlowSchemas) may write between.
+    async def update() -> Obj:
+        current = await ctx.api.get(resource, names[0], ns)
+        current["metadata"].setdefault("annotations", {})["updated"] = "true"
+        return await ctx.api.update(resource, current, ns)
+    updated = await retry_on_conflict(update)
     assert updated["metadata"]["annotations"].get("updated") == "true", "the update did not show"
 
     if status is not None:
@@ -172,8 +175,12 @@ async def api_operations(ctx: Context, make: Callable[[str], Obj], *, status: Ca
         await ctx.api.patch(resource, names[0], status(got), ns, subresource="status")
         after = await ctx.api.get(resource, names[0], ns, "status")
         assert status_test is None or status_test(after), f"the status patch did not show: {after.get('status')}"
-        after["metadata"].setdefault("annotations", {})["status-updated"] = "true"
-        await ctx.api.update(resource, after, ns, "status")
+
+        async def update_status() -> Obj:
+            latest = await ctx.api.get(resource, names[0], ns, "status")
+            latest["metadata"].setdefault("annotations", {})["status-updated"] = "true"
+            return await ctx.api.update(resource, latest, ns, "status")
+        await retry_on_conflict(update_status)
 
     await ctx.api.delete(resource, names[0], ns)
     await gone(ctx, api_version, kind, names[0], ns)

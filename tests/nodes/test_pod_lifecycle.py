@@ -83,7 +83,8 @@ async def test_a_pod_goes_pending_then_running_in_the_kubelets_order(api, tmp_pa
 async def test_init_containers_run_in_order_before_the_main_containers(api, tmp_path) -> None:
     async with _nodes(api, tmp_path) as (client, _):
         await client.create(PODS, _pod("p", _c("main", "sleep", "3600"),
-                                       init=[_c("first", "sleep", "1"), _c("second", "true")]))
+                                       init=[_c("first", "sleep", "3"), _c("second", "true")]))
+        # 3 s: the poll below must see `first` running, also on a loaded machine.
         pod = await _until(client, "p", lambda p: "running" in (p["status"].get("initContainerStatuses") or [{"state": {}}])[0]["state"])
         assert _cond(pod, "Initialized")["message"] == "containers with incomplete status: [first second]"
         assert pod["status"]["initContainerStatuses"][1]["state"] == {"waiting": {"reason": "PodInitializing"}}

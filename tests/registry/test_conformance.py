@@ -49,6 +49,9 @@ SPECS: dict[tuple[str, str], dict[str, Any]] = {
                                   "reportingInstance": "i", "action": "Test", "reason": "R", "type": "Normal",
                                   "regarding": {"kind": "Pod", "name": "p", "namespace": "default"}},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {},  # named below: plural.group
+    ("resource.k8s.io", "resourceslices"): {"spec": {
+        "driver": "conformance.example.com", "allNodes": True,
+        "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 1}}},
     ("admissionregistration.k8s.io", "validatingadmissionpolicies"): {"spec": {
         "matchConstraints": {"resourceRules": [_POD_RULE]}, "validations": [{"expression": "true"}]}},
     ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): {"spec": {
@@ -66,6 +69,9 @@ WRITTEN_BY_THE_SERVER = {
     ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
     ("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
     ("", "resourcequotas"),
+    # APF's configuration controller writes their status (the Dangling condition) right after a create.
+    ("flowcontrol.apiserver.k8s.io", "flowschemas"),
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
 }
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from apiserver.authorization.attributes import Attributes
+
 LEVELS = ("None", "Metadata", "Request", "RequestResponse")
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
 _VERSIONS = ("audit.k8s.io/v1",)
@@ -55,27 +57,12 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class Request:
-    """The attributes a rule looks at (upstream's authorizer.Attributes)."""
-    user: str
-    groups: tuple[str, ...]
-    verb: str
-    is_resource: bool
-    group: str = ""
-    resource: str = ""
-    subresource: str = ""
-    namespace: str = ""
-    name: str = ""
-    path: str = ""
-
-
-@dataclass(frozen=True)
 class Policy:
     rules: tuple[Rule, ...]
     omit_stages: tuple[str, ...] = ()
     omit_managed_fields: bool = False
 
-    def evaluate(self, request: Request) -> Decision:
+    def evaluate(self, request: Attributes) -> Decision:
         for rule in self.rules:
             if _matches(rule, request):
                 managed = self.omit_managed_fields if rule.omit_managed_fields is None else rule.omit_managed_fields
@@ -83,10 +70,10 @@ class Policy:
         return Decision("None", frozenset(self.omit_stages), self.omit_managed_fields)
 
 
-def _matches(rule: Rule, request: Request) -> bool:
-    if rule.users and request.user not in rule.users:
+def _matches(rule: Rule, request: Attributes) -> bool:
+    if rule.users and request.user.name not in rule.users:
         return False
-    if rule.user_groups and not any(group in rule.user_groups for group in request.groups):
+    if rule.user_groups and not any(group in rule.user_groups for group in request.user.groups):
         return False
     if rule.verbs and request.verb not in rule.verbs:
         return False
@@ -97,7 +84,7 @@ def _matches(rule: Rule, request: Request) -> bool:
     return True
 
 
-def _matches_resource(rule: Rule, request: Request) -> bool:
+def _matches_resource(rule: Rule, request: Attributes) -> bool:
     if not request.is_resource:
         return False
     if rule.namespaces and request.namespace not in rule.namespaces:
@@ -106,7 +93,7 @@ def _matches_resource(rule: Rule, request: Request) -> bool:
         return True
     combined = f"{request.resource}/{request.subresource}" if request.subresource else request.resource
     for entry in rule.resources:
-        if entry.group != request.group:
+        if entry.group != request.api_group:
             continue
         if not entry.resources:
             return True

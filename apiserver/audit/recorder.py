@@ -29,7 +29,8 @@ from aiohttp import web
 from apiserver import errors
 from apiserver.audit import event as ev
 from apiserver.audit.log_file import LogFile
-from apiserver.audit.policy import Decision, Policy, Request
+from apiserver.audit.policy import Decision, Policy
+from apiserver.authorization import attributes as authz_attributes
 from apiserver.requestinfo import RequestInfo
 
 HEADER = "Audit-Id"
@@ -98,10 +99,8 @@ class Auditor:
         ctx = request[KEY] = Context(request.headers.get("Audit-ID") or new_id())
         actor = impersonator or user
         verb = info.verb
-        decision = self.policy.evaluate(Request(
-            user=user.name, groups=tuple(user.groups), verb=verb, is_resource=info.is_resource, group=info.group,
-            resource=info.resource, subresource=info.subresource, namespace=info.namespace, name=info.name,
-            path=info.path or request.path))
+        # Upstream's policy checker reads the authorizer's attributes of the request: the same here.
+        decision = self.policy.evaluate(authz_attributes.from_request(user, info))
         if decision.level == "None":
             return ctx
         ctx.decision = decision

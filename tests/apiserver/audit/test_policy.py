@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from apiserver.audit import policy
-from apiserver.audit.policy import PolicyError, Request
+from apiserver.audit.policy import PolicyError
+from apiserver.auth import User
+from apiserver.authorization.attributes import Attributes
 
 _POLICY = b"""
 apiVersion: audit.k8s.io/v1
@@ -42,10 +44,11 @@ rules:
 """
 
 
-def _request(**kw: object) -> Request:
-    base = dict(user="alice", groups=("system:authenticated",), verb="get", is_resource=True, namespace="default")
+def _request(user: str = "alice", groups: tuple[str, ...] = ("system:authenticated",), group: str = "",
+             **kw: object) -> Attributes:
+    base: dict[str, object] = dict(verb="get", is_resource=True, namespace="default", api_group=group)
     base.update(kw)
-    return Request(**base)  # type: ignore[arg-type]
+    return Attributes(User(user, groups), **base)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("request_, level", [

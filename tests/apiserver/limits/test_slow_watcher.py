@@ -26,6 +26,7 @@ CMS = "/api/v1/namespaces/default/configmaps"
 PAYLOAD = "x" * (256 * 1024)
 MAX_WRITES = 200  # events of 256 KiB; the kernel's buffers take a few MiB before a write waits
 BUDGET = 1.0  # seconds a stalled write may wait (the server default is 5): a reader that keeps up never waits that long
+CUT_WAIT = 10 * BUDGET  # seconds to wait for the cut once the writes are done (a loaded machine is slow)
 
 
 def _cm(i: int) -> dict[str, Any]:
@@ -70,11 +71,16 @@ def _cut(caplog: Any) -> bool:
 async def _write_until_cut(api: InProcess, caplog: Any, written: int = 0) -> int:
     """Write big objects (cm-<written>, …) until the server cuts a watcher, then one named "end";
     return how many cm-* exist. A watcher is cut only when an event cannot be delivered, and how
-    much the kernel buffers first varies."""
+    much the kernel buffers first varies; the cut comes a budget after the buffers fill, which a
+    fast writer may outrun, so the last write is followed by a wait for it."""
     while not _cut(caplog) and written < MAX_WRITES:
         status, _, _ = await api.request("POST", CMS, json=_cm(written))
         assert status == 201
         written += 1
+    for _ in range(int(CUT_WAIT / 0.1)):
+        if _cut(caplog):
+            break
+        await asyncio.sleep(0.1)
     assert _cut(caplog), f"no watcher was cut after {written} writes"
     status, _, _ = await api.request("POST", CMS, json={"metadata": {"name": "end"}})
     assert status == 201
@@ -99,9 +105,11 @@ async def test_a_watcher_that_stops_reading_is_cut_and_nobody_else_waits(api: In
     assert 0 < received.count(b'"type":"ADDED"') < written
 
 
-def _python_client_watch(url: str, start: int, stalled: threading.Event) -> tuple[list[str], int]:
-    """Watch with the Python client, stalling after the first event until `stalled` is set; its
-    Watch.stream re-watches from the last resourceVersion by itself when a stream ends cleanly."""
+def _python_client_watch(url: str, start: int, first: threading.Event,
+                         stalled: threading.Event) -> tuple[list[str], int]:
+    """Watch with the Python client, setting `first` on the first event and stalling there until
+    `stalled` is set; its Watch.stream re-watches from the last resourceVersion by itself when a
+    stream ends cleanly."""
     config = pyclient.Configuration(host=url)
     config.socket_options = [(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 * 1024)]
     api_client = pyclient.ApiClient(config)
@@ -124,6 +132,7 @@ def _python_client_watch(url: str, start: int, stalled: threading.Event) -> tupl
                                             _request_timeout=60):
                     seen.append(event["object"].metadata.name)
                     if len(seen) == 1:
+                        first.set()
                         stalled.wait(60)  # the writes go on while we do not read
                     if seen[-1] == "end":
                         watcher.stop()
@@ -138,10 +147,14 @@ def _python_client_watch(url: str, start: int, stalled: threading.Event) -> tupl
 async def test_the_python_clients_stalled_watch_is_cut_and_it_rewatches(api: InProcess, caplog: Any) -> None:
     caplog.set_level(logging.INFO, logger="haru.apiserver.watch")
     api.running.server.extra["watch_stall_budget"] = BUDGET
-    stalled = threading.Event()
-    watching = asyncio.create_task(asyncio.to_thread(_python_client_watch, api.url, api.store.revision, stalled))
+    first, stalled = threading.Event(), threading.Event()
+    watching = asyncio.create_task(asyncio.to_thread(_python_client_watch, api.url, api.store.revision,
+                                                     first, stalled))
     status, _, _ = await api.request("POST", CMS, json=_cm(0))
     assert status == 201
+    # The client is watching, and stalled, before the writes begin: a client slow to start would
+    # otherwise find every write in the ring and have nothing to fall behind on.
+    assert await asyncio.to_thread(first.wait, 60)
     written = await _write_until_cut(api, caplog, written=1)
     stalled.set()
     seen, calls = await asyncio.wait_for(watching, timeout=90)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
@@ -158,8 +159,18 @@ def _peer_certificate(request: web.Request) -> tuple[dict[str, Any] | None, byte
     ssl_object = transport.get_extra_info("ssl_object")
     if ssl_object is None:
         return None, None
-    peercert = ssl_object.getpeercert()
-    return (peercert, ssl_object.getpeercert(binary_form=True)) if peercert else (None, None)
+    # Read once per connection: a connection's certificate never changes (TLS 1.3 has no
+    # renegotiation), and getpeercert() builds its dict anew each call (3 % of a busy server's CPU).
+    known = _PEER_CERTIFICATES.get(ssl_object)
+    if known is None:
+        peercert = ssl_object.getpeercert()
+        known = (peercert, ssl_object.getpeercert(binary_form=True)) if peercert else (None, None)
+        _PEER_CERTIFICATES[ssl_object] = known
+    return known
+
+
+_PEER_CERTIFICATES: "weakref.WeakKeyDictionary[Any, tuple[dict[str, Any] | None, bytes | None]]" = \
+    weakref.WeakKeyDictionary()
 
 
 @web.middleware

@@ -282,7 +282,7 @@ def _collect_indexed(ep: Endpoint, sel: Selection, decode: bool) -> Page | None:
     if index is None or sel.revision is not None or sel.continue_token or sel.label.empty:
         return None
     prefix = ep.prefix()
-    keys = index.candidates(prefix, sel.label)
+    keys = index.candidates(prefix, sel.label, sel.limit or 0)
     if keys is None:
         return None
     store = ep.server.store

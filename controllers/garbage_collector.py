@@ -77,6 +77,7 @@ class GarbageCollector:
         self.discovered = Discovered([])
         self.watches: list[Watch] = []
         self._watch_by_resource: dict[Resource, Watch] = {}
+        self._informer_map: dict[Resource, Informer] | None = None  # `_informers`, until the watches change
         self._ctx: Any = None
         self._rediscover_now = asyncio.Event()
         # (owner namespace, owner uid) the server answered 404 or another uid for: a uid is never
@@ -128,6 +129,7 @@ class GarbageCollector:
                 continue  # unknown is not gone
             await ctx.remove_watch(self._watch_by_resource.pop(resource))
         self.watches = list(self._watch_by_resource.values())
+        self._informer_map = None
 
     # -- events → keys -----------------------------------------------------------------------
 
@@ -156,8 +158,21 @@ class GarbageCollector:
     # -- cache reads -------------------------------------------------------------------------
 
     def _informer(self, resource: Resource) -> Informer | None:
-        watch = self._watch_by_resource.get(resource)
-        return self._ctx.informer(watch) if watch is not None and self._ctx is not None else None
+        return self._informers().get(resource)
+
+    def _informers(self) -> dict[Resource, Informer]:
+        """Each watched resource's informer. Every event asks for all of them (`dependents`), so the
+        map is kept until the watches change, once the manager has started every one of them."""
+        if self._informer_map is not None:
+            return self._informer_map
+        found = {}
+        for resource, watch in self._watch_by_resource.items():
+            informer = self._ctx.informer(watch) if self._ctx is not None else None
+            if informer is not None:
+                found[resource] = informer
+        if len(found) == len(self._watch_by_resource):
+            self._informer_map = found
+        return found
 
     def _cached(self, key: ObjectKey) -> Obj | None:
         informer = self._informer(key.resource)
@@ -173,9 +188,8 @@ class GarbageCollector:
         found: list[tuple[ObjectKey, Obj]] = []
         if not uid:
             return found
-        for resource in list(self._watch_by_resource):
-            informer = self._informer(resource)
-            if informer is None:
+        for resource, informer in self._informers().items():
+            if not informer.store.index_count(OWNER_INDEX, uid):
                 continue
             for obj in informer.store.by_index(OWNER_INDEX, uid):
                 meta = _meta(obj)

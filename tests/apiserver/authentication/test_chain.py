@@ -32,7 +32,7 @@ def test_a_client_certificate_wins_over_any_token_as_upstreams_union_orders_them
 
 
 def test_a_certificate_without_a_common_name_names_nobody() -> None:
-    assert _chain().authenticate(None, {"subject": ((("organizationName", "dev"),),)}, b"der") == chain.Outcome()
+    assert _chain().authenticate(None, {"subject": ((("organizationName", "dev"),),)}, b"der without a CN") == chain.Outcome()
 
 
 @pytest.mark.parametrize(("case", "authorization", "protocols", "user", "error"), [

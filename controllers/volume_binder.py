@@ -2,9 +2,10 @@
 
 The minimal part of upstream's pkg/controller/volume/persistentvolume. A Pending claim of an
 Immediate class (or none) is bound to the smallest Available volume that fits; a WaitForFirstConsumer
-claim waits for the scheduler's `volume.kubernetes.io/selected-node` (VolumeBinding binds existing
-volumes itself). For class provisioner `haru.dev/hostpath` it makes a hostPath volume `pvc-<uid>`
-pinned to the selected node and binds it; a released volume it made is deleted. Events as
+claim waits for the scheduler: its VolumeBinding either pre-binds a volume (the PV's claimRef), which
+this controller then binds, or sets `volume.kubernetes.io/selected-node` for a provisioner. For class
+provisioner `haru.dev/hostpath` it makes a hostPath volume `pvc-<uid>` pinned to the selected node
+and binds it; a released volume it made is deleted. Events as
 "persistentvolume-controller": ProvisioningSucceeded, WaitForFirstConsumer, FailedBinding.
 """
 
@@ -84,6 +85,11 @@ def _bound_to(pv: Obj, pvc: Obj) -> bool:
     meta = _meta(pvc)
     return ref.get("name") == meta.get("name") and ref.get("namespace") == meta.get("namespace") and \
         (not ref.get("uid") or ref.get("uid") == meta.get("uid"))
+
+
+def _prebound_to(pv: Obj, pvc: Obj) -> bool:
+    return bool((pv.get("spec") or {}).get("claimRef")) and not _meta(pv).get("deletionTimestamp") \
+        and _bound_to(pv, pvc) and fits(pv, pvc)
 
 
 def best_volume(pvc: Obj, pvs: list[Obj]) -> Obj | None:
@@ -203,10 +209,17 @@ class VolumeBinder:
         classes = self._store(self.classes)
         sc = classes.get(class_name) if classes is not None and class_name else None
         selected = (_meta(pvc).get("annotations") or {}).get(ANN_SELECTED_NODE)
+        candidates = volumes.list() if volumes is not None else []
         if sc is not None and sc.get("volumeBindingMode") == "WaitForFirstConsumer" and not selected:
+            # Only a volume already pre-bound to the claim (by the scheduler's PreBind, or by its
+            # author) is bound now; choosing among the others is the scheduler's.
+            prebound = next((pv for pv in candidates if _prebound_to(pv, pvc)), None)
+            if prebound is not None:
+                await self._bind(prebound, pvc)
+                return None
             await self._once(pvc, "Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding")
             return None
-        pv = best_volume(pvc, volumes.list() if volumes is not None else [])
+        pv = best_volume(pvc, candidates)
         if pv is not None:
             await self._bind(pv, pvc)
             return None

@@ -188,10 +188,7 @@ CLUSTER_ROLES: list[tuple[str, list[dict[str, Any]], dict[str, str], str | None]
                              rule(("list", "watch"), "discovery.k8s.io", "endpointslices")], {}, None),
     ("system:volume-scheduler", [rule(("get", "list", "patch", "update", "watch"), "", "persistentvolumes"),
                                  rule(READ, "storage.k8s.io", "storageclasses"),
-                                 rule(("get", "list", "patch", "update", "watch"), "", "persistentvolumeclaims"),
-                                 # Beyond upstream's role: haru's VolumeBinding still writes the PV
-                                 # controller's half (both statuses); to be moved to the controller.
-                                 rule("update", "", ("persistentvolumes/status", "persistentvolumeclaims/status"))],
+                                 rule(("get", "list", "patch", "update", "watch"), "", "persistentvolumeclaims")],
      {}, None),
     ("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
      [rule("create", "certificates.k8s.io", "certificatesigningrequests/nodeclient")], {}, None),

@@ -3,8 +3,8 @@
 PreFilter sorts the claims into bound, WaitForFirstConsumer (to bind) and unbound Immediate (the
 pod is unschedulable). Filter checks bound PVs' node affinity and finds, per node, the smallest
 fitting available PV or a class that can provision there. Reserve assumes the choice in an overlay;
-PreBind writes it as upstream's binder and PV controller would (haru has none): PV claimRef, claim
-volumeName and bind annotations, or `selected-node` and a wait for a provisioner. No Score (upstream
+PreBind writes the binder's half, as upstream's: a PV's claimRef, or a claim's `selected-node`, and
+waits until the PV controller (`controllers/volume_binder.py`) or a provisioner has bound the claims. No Score (upstream
 scores only under the alpha StorageCapacityScoring gate). Built by `scheduler/registry.py`.
 """
 
@@ -299,28 +299,21 @@ class VolumeBinding:
         volumes = s.by_node.get(node_name) or PodVolumes()
         client = self.handle.client
         try:
-            for pvc, pv in volumes.static_bindings:
-                # The binder's half (PV claimRef), then the PV controller's (claim and phases).
-                written = await client.update(resources.PERSISTENTVOLUMES, pv)
-                status = copy.deepcopy(written)
-                status["status"] = {**(written.get("status") or {}), "phase": "Bound"}
-                await client.update(resources.PERSISTENTVOLUMES, status, subresource="status")
-                claim = bind_claim_to_volume(pvc, pv)
-                written_claim = await client.update(resources.PERSISTENTVOLUMECLAIMS, claim)
-                claim_status = copy.deepcopy(written_claim)
-                claim_status["status"] = {**(written_claim.get("status") or {}), "phase": "Bound",
-                                          "accessModes": list((pv.get("spec") or {}).get("accessModes") or []),
-                                          "capacity": dict((pv.get("spec") or {}).get("capacity") or {})}
-                await client.update(resources.PERSISTENTVOLUMECLAIMS, claim_status, subresource="status")
+            # BindPodVolumes: the scheduler writes only its half, a PV's claimRef (static) or a claim's
+            # selected-node (dynamic); the PV controller binds the rest, and PreBind waits for it.
+            for _, pv in volumes.static_bindings:
+                await client.update(resources.PERSISTENTVOLUMES, pv)
             for pvc in volumes.dynamic_provisions:
                 await client.update(resources.PERSISTENTVOLUMECLAIMS, pvc)
-            await self._wait_provisioned([_key(p) for p in volumes.dynamic_provisions])
+            await self._wait_bound([_key(pvc) for pvc, _ in volumes.static_bindings]
+                                   + [_key(pvc) for pvc in volumes.dynamic_provisions])
         except Exception as exc:  # an API error or the timeout: the pod goes back with Unreserve
             return Status.as_error(f"binding volumes: {exc}")
         return None
 
-    async def _wait_provisioned(self, keys: list[str]) -> None:
-        """Until a provisioner has bound every claim we selected a node for (bindTimeoutSeconds)."""
+    async def _wait_bound(self, keys: list[str]) -> None:
+        """checkBindings: until the PV controller (or a provisioner) has bound every claim
+        (bindTimeoutSeconds)."""
         if not keys:
             return
         store = self.handle.store(resources.PERSISTENTVOLUMECLAIMS)
@@ -442,17 +435,6 @@ def bind_volume_to_claim(pv: Obj, pvc: Obj) -> Obj:
     out.setdefault("spec", {})["claimRef"] = {
         "kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": meta.get("namespace", ""),
         "name": meta.get("name", ""), "uid": meta.get("uid", ""), "resourceVersion": meta.get("resourceVersion", "")}
-    return out
-
-
-def bind_claim_to_volume(pvc: Obj, pv: Obj) -> Obj:
-    """The PV controller's bindClaimToVolume: volumeName plus the bind annotations."""
-    out = copy.deepcopy(pvc)
-    annotations = out["metadata"].setdefault("annotations", {})
-    annotations[ANN_BIND_COMPLETED] = "yes"
-    if (out.get("spec") or {}).get("volumeName") != _meta(pv).get("name"):
-        annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
-    out.setdefault("spec", {})["volumeName"] = _meta(pv).get("name", "")
     return out
 
 

@@ -312,6 +312,36 @@ async def test_an_immediate_claim_binds_to_the_smallest_available_volume(cluster
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_a_wait_for_first_consumer_claim_binds_the_volume_the_scheduler_pre_bound(cluster: Cluster) -> None:
+    await cluster.client.create(STORAGECLASSES, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                                 "metadata": {"name": "local-static"}, "provisioner": "kubernetes.io/no-provisioner",
+                                                 "volumeBindingMode": "WaitForFirstConsumer"})
+    for name in ("local-a", "local-b"):
+        await cluster.client.create(PERSISTENTVOLUMES, {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                                                        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                                                                 "storageClassName": "local-static", "hostPath": {"path": f"/tmp/{name}"}}})
+    claim = await cluster.client.create(PERSISTENTVOLUMECLAIMS, {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "local-data"},
+        "spec": {"storageClassName": "local-static", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}, NS)
+    # The scheduler's VolumeBinding PreBind writes only the PV's claimRef; no selected-node for a static bind.
+    pv = await cluster.client.get(PERSISTENTVOLUMES, "local-b")
+    pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": NS, "name": "local-data",
+                              "uid": claim["metadata"]["uid"], "resourceVersion": claim["metadata"]["resourceVersion"]}
+    pv["metadata"].setdefault("annotations", {})[volume_binder.ANN_BOUND_BY_CONTROLLER] = "yes"
+    await cluster.client.update(PERSISTENTVOLUMES, pv)
+
+    async def bound() -> dict[str, Any] | None:
+        got = await cluster.client.get(PERSISTENTVOLUMECLAIMS, "local-data", NS)
+        return got if got["status"].get("phase") == "Bound" else None
+    got = await eventually(bound)
+    assert got["spec"]["volumeName"] == "local-b"
+    assert got["metadata"]["annotations"][volume_binder.ANN_BIND_COMPLETED] == "yes"
+    assert volume_binder.ANN_SELECTED_NODE not in got["metadata"]["annotations"]
+    assert (await cluster.client.get(PERSISTENTVOLUMES, "local-b"))["status"]["phase"] == "Bound"
+    assert (await cluster.client.get(PERSISTENTVOLUMES, "local-a"))["status"]["phase"] == "Available"
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_revision_name_taken_by_other_data_bumps_the_collision_count(cluster: Cluster) -> None:
     # The hash covers only the template, so a probe set with the same template shows the name "clash" would take.
     await cluster.client.create(STATEFULSETS, _body("probe", 0, template={

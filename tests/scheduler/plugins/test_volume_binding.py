@@ -198,21 +198,28 @@ def test_reserve_hides_the_pv_from_the_next_pod_until_unreserve() -> None:
 
 def test_everything_bound_skips_pre_bind() -> None:
     handle = handle_with([pvc("data", volume="pv-any")], [pv("pv-any")])
-    plugin = vb.new({}, handle, {})
-    state, p = CycleState(), claiming("data")
-    plugin.pre_filter(state, p, handle.snapshot.node_infos)
-    plugin.filter(state, p, handle.snapshot.get("a"))
-    plugin.reserve(state, p, "a")
+    plugin, state, p = _reserved(handle, {}, "a")
     status = plugin.pre_bind_pre_flight(state, p, "a")
     assert status is not None and status.code is Code.SKIP
 
 
+def _reserved(handle: FakeHandle, args: Obj, node: str) -> tuple[vb.VolumeBinding, CycleState, Obj]:
+    """A pod claiming "data", through PreFilter, Filter on `node` and Reserve there."""
+    plugin = vb.new(args, handle, {})
+    state, p = CycleState(), claiming("data")
+    plugin.pre_filter(state, p, handle.snapshot.node_infos)
+    plugin.filter(state, p, handle.snapshot.get(node))
+    plugin.reserve(state, p, node)
+    return plugin, state, p
+
+
 class FakeClient:
     """Applies PUTs to the handle's stores with a new resourceVersion, as the server and the
-    informer together would; `provision` binds a claim once it gets a selected node."""
+    informer together would; `provision` binds a claim once it gets a selected node, and `bind`
+    binds a claim once a PV is pre-bound to it (the PV controller's half)."""
 
-    def __init__(self, handle: FakeHandle, provision: bool = False) -> None:
-        self.handle, self.provision = handle, provision
+    def __init__(self, handle: FakeHandle, provision: bool = False, bind: bool = False) -> None:
+        self.handle, self.provision, self.bind = handle, provision, bind
         self.calls: list[tuple[str, str, str | None, Obj]] = []
         self.rv = 100
 
@@ -226,7 +233,18 @@ class FakeClient:
         annotations = written["metadata"].get("annotations") or {}
         if self.provision and resource is resources.PERSISTENTVOLUMECLAIMS and vb.ANN_SELECTED_NODE in annotations:
             asyncio.get_running_loop().call_soon(self._provision, written)
+        if self.bind and resource is resources.PERSISTENTVOLUMES and (written.get("spec") or {}).get("claimRef"):
+            asyncio.get_running_loop().call_soon(self._bind, written)
         return written
+
+    def _bind(self, volume: Obj) -> None:
+        ref = volume["spec"]["claimRef"]
+        claims = self.handle.store(resources.PERSISTENTVOLUMECLAIMS)
+        bound = copy.deepcopy(claims.get(f"{ref['namespace']}/{ref['name']}"))
+        bound["spec"]["volumeName"] = volume["metadata"]["name"]
+        bound["metadata"].setdefault("annotations", {})[vb.ANN_BIND_COMPLETED] = "yes"
+        bound["status"] = {"phase": "Bound"}
+        claims.add(bound)
 
     def _provision(self, claim: Obj) -> None:
         bound = copy.deepcopy(claim)
@@ -236,41 +254,35 @@ class FakeClient:
         self.handle.store(resources.PERSISTENTVOLUMECLAIMS).add(bound)
 
 
-async def test_pre_bind_writes_the_pv_claim_ref_and_the_claims_binding() -> None:
+async def test_pre_bind_writes_only_the_pv_claim_ref_and_waits_for_the_pv_controller() -> None:
     handle = handle_with([pvc("data")], [pv("local-a", on="a")])
-    handle.client = client = FakeClient(handle)
-    plugin = vb.new({}, handle, {})
-    state, p = CycleState(), claiming("data")
-    plugin.pre_filter(state, p, handle.snapshot.node_infos)
-    plugin.filter(state, p, handle.snapshot.get("a"))
-    plugin.reserve(state, p, "a")
+    handle.client = client = FakeClient(handle, bind=True)
+    plugin, state, p = _reserved(handle, {}, "a")
     assert await plugin.pre_bind(state, p, "a") is None
-    assert [(c[0], c[1], c[2]) for c in client.calls] == [
-        ("persistentvolumes", "local-a", None), ("persistentvolumes", "local-a", "status"),
-        ("persistentvolumeclaims", "data", None), ("persistentvolumeclaims", "data", "status")]
+    # Upstream's binder: the PV's claimRef, nothing of the claim and no status (the PV controller's).
+    assert [(c[0], c[1], c[2]) for c in client.calls] == [("persistentvolumes", "local-a", None)]
     written_pv = client.calls[0][3]
     assert written_pv["spec"]["claimRef"] == {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": "default",
                                               "name": "data", "uid": "uid-data", "resourceVersion": "1"}
     assert written_pv["metadata"]["annotations"] == {vb.ANN_BOUND_BY_CONTROLLER: "yes"}
     assert written_pv["metadata"]["resourceVersion"] == "1"  # the update is conditional on what was read
-    assert client.calls[1][3]["status"]["phase"] == "Bound"
-    claim = client.calls[2][3]
-    assert claim["spec"]["volumeName"] == "local-a"
-    assert claim["metadata"]["annotations"] == {vb.ANN_BIND_COMPLETED: "yes", vb.ANN_BOUND_BY_CONTROLLER: "yes"}
-    assert client.calls[3][3]["status"] == {"phase": "Bound", "accessModes": ["ReadWriteOnce"],
-                                            "capacity": {"storage": "10Gi"}}
     # The informer's newer PV replaces the assumed one.
-    assert plugin.pvs.get("local-a")["metadata"]["resourceVersion"] == "102"
+    assert plugin.pvs.get("local-a")["metadata"]["resourceVersion"] == "101"
+
+
+async def test_pre_bind_of_a_pre_bound_pv_times_out_without_a_pv_controller() -> None:
+    handle = handle_with([pvc("data")], [pv("local-a", on="a")])
+    handle.client = FakeClient(handle)
+    plugin, state, p = _reserved(handle, {"bindTimeoutSeconds": 0}, "a")
+    status = await plugin.pre_bind(state, p, "a")
+    assert status is not None and status.code is Code.ERROR
+    assert "claims default/data not bound" in status.message
 
 
 async def test_pre_bind_selects_the_node_and_waits_for_the_provisioner() -> None:
     handle = handle_with([pvc("data", cls="dynamic")])
     handle.client = client = FakeClient(handle, provision=True)
-    plugin = vb.new({}, handle, {})
-    state, p = CycleState(), claiming("data")
-    plugin.pre_filter(state, p, handle.snapshot.node_infos)
-    plugin.filter(state, p, handle.snapshot.get("b"))
-    plugin.reserve(state, p, "b")
+    plugin, state, p = _reserved(handle, {}, "b")
     assert await plugin.pre_bind(state, p, "b") is None
     assert [(c[0], c[1]) for c in client.calls] == [("persistentvolumeclaims", "data")]
     assert client.calls[0][3]["metadata"]["annotations"] == {vb.ANN_SELECTED_NODE: "b"}
@@ -279,11 +291,7 @@ async def test_pre_bind_selects_the_node_and_waits_for_the_provisioner() -> None
 async def test_pre_bind_gives_up_after_bind_timeout_seconds() -> None:
     handle = handle_with([pvc("data", cls="dynamic")])
     handle.client = FakeClient(handle, provision=False)
-    plugin = vb.new({"bindTimeoutSeconds": 0}, handle, {})
-    state, p = CycleState(), claiming("data")
-    plugin.pre_filter(state, p, handle.snapshot.node_infos)
-    plugin.filter(state, p, handle.snapshot.get("a"))
-    plugin.reserve(state, p, "a")
+    plugin, state, p = _reserved(handle, {"bindTimeoutSeconds": 0}, "a")
     status = await plugin.pre_bind(state, p, "a")
     assert status is not None and status.code is Code.ERROR
     assert status.message.startswith("binding volumes: timed out waiting for the condition")

@@ -22,7 +22,7 @@ from typing import Any
 
 from client import errors
 from client import resources as kinds
-from scheduler.dra import allocator, inventory
+from scheduler.dra import allocator, inventory, node_devices
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import (MAX_NODE_SCORE, Features, Handle, NodeScore, NodeToStatus,
@@ -66,13 +66,14 @@ class _State:
     admin_access: bool = False
     unavailable: set[int] = field(default_factory=set)
     # node -> ([(claim index, allocation)], the special claim with this node's requests or None)
-    node_allocations: dict[str, tuple[list[tuple[int, Obj]], Obj | None]] = field(default_factory=dict)
+    node_allocations: dict[str, tuple[Sequence[tuple[int, Obj]], Obj | None]] = field(default_factory=dict)
     extended_for_node: Obj | None = None  # the special claim as Reserve chose it
     extended_template_uid: str = ""
     # Claims of the pod's PodGroup (group_claims.py): index -> the PodGroup; and the allocation a
     # sibling chose in Reserve, for the ones still in flight.
     shared: dict[int, Obj] = field(default_factory=dict)
     shared_allocations: dict[int, Obj] = field(default_factory=dict)
+    ranked: bool = False  # some claim has a firstAvailable request, so Score has something to rank
 
     def clone(self) -> "_State":
         return self
@@ -84,6 +85,29 @@ class _State:
         return [i for i, c in enumerate(self.claims) if not pod_claims.allocation(c)]
 
 
+class _NodeResults(Sequence[tuple[int, Obj]]):
+    """(claim index, allocation) pairs Filter found on one node, written out on first read: Filter
+    runs on every feasible node, and only the node Reserve gets (and Score, for prioritized lists)
+    needs the allocation objects (`allocator.Outcome.allocations`)."""
+
+    def __init__(self, indices: list[int], outcome: allocator.Outcome) -> None:
+        self._indices = indices
+        self._outcome: allocator.Outcome | None = outcome
+        self._pairs: list[tuple[int, Obj]] = []
+
+    def _built(self) -> list[tuple[int, Obj]]:
+        if self._outcome is not None:
+            self._pairs = list(zip(self._indices, self._outcome.allocations or []))
+            self._outcome = None
+        return self._pairs
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._built()[index]
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
 class DynamicResources:
     name = names.DYNAMIC_RESOURCES
 
@@ -93,6 +117,7 @@ class DynamicResources:
         self.features = {**FEATURE_DEFAULTS, **features}
         self.claims = ClaimTracker(handle.store(kinds.RESOURCECLAIMS))
         self.slices = InventorySync(handle.store(kinds.RESOURCESLICES), inventory.Inventory())
+        self._node_devices = node_devices.NodeDevices()  # which devices each node sees, across cycles
         self.binding_timeout = binding_timeout
         self.extended_enabled = _enabled(features, "DRAExtendedResource")
         self.binding_enabled = (_enabled(features, "DRADeviceBindingConditions")
@@ -254,11 +279,14 @@ class DynamicResources:
                 return None, status
 
         s.claims = claims
+        s.ranked = any(request.get("firstAvailable") for claim in claims
+                       for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or [])
         if s.to_allocate():
             self.slices.sync()
             allocated = self.claims.allocated_state()
             s.allocator = allocator.Allocator(self.slices.inventory, classes, allocated,
-                                              taint_rules=self._taint_rules(), features=self.features)
+                                              taint_rules=self._taint_rules(), features=self.features,
+                                              node_devices=self._node_devices)
             s.admin_access = self._admin_access_namespace((pod.get("metadata") or {}).get("namespace", ""))
         return None, None
 
@@ -359,7 +387,7 @@ class DynamicResources:
             if not ready and binding_conditions.timed_out(claim, self.binding_timeout):
                 unavailable.append(index)
 
-        results: list[tuple[int, Obj]] = []
+        results: Sequence[tuple[int, Obj]] = ()
         if s.allocator is not None:
             indices = [i for i in s.to_allocate() if i != s.extended_index]
             to_allocate = [s.claims[i] for i in indices]
@@ -372,12 +400,11 @@ class DynamicResources:
                     # Something wrong with a claim or class (a CEL expression that fails, say):
                     # upstream aborts the attempt with an error rather than trying other nodes.
                     return Status.as_error(outcome.reason)
-                allocations = outcome.allocations
-                if allocations is None or len(allocations) != len(to_allocate):
+                if not outcome.found:
                     if outcome.reason:
                         log.debug("pod %s on node %s: %s", pod_claims.key(pod), node.name, outcome.reason)
                     return Status.unresolvable("cannot allocate all claims")
-                results = list(zip(indices, allocations))
+                results = _NodeResults(indices, outcome)
 
         if unavailable:
             s.unavailable.update(unavailable)
@@ -423,8 +450,8 @@ class DynamicResources:
         """Nodes where better-ranked subrequests were allocated score higher: each chosen
         subrequest at position i of its firstAvailable list adds 8 - i (upstream's computeScore)."""
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
-            return 0, None
+        if s is None or not s.ranked or not _enabled(self.features, "DRAPrioritizedList"):
+            return 0, None  # no firstAvailable list anywhere: every node scores 0
         entry = s.node_allocations.get(node.name)
         if entry is None:
             return 0, None
@@ -443,8 +470,8 @@ class DynamicResources:
 
     def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
-            return [0] * len(nodes)  # a pod without claims: nothing to rank, on any node
+        if s is None or not s.ranked or not _enabled(self.features, "DRAPrioritizedList"):
+            return [0] * len(nodes)  # no claim with a firstAvailable list: nothing to rank, on any node
         return [self.score(state, pod, node)[0] for node in nodes]
 
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:

@@ -148,6 +148,25 @@ class Allocator:
         return available
 
 
+def _selectable(features: dict[str, bool], request: Request, device: Device) -> bool:
+    """The device passes the request's class and own selectors (remembered on the device) and
+    has the capacity the request asks for."""
+    if device.binding_conditions and not features["DRADeviceBindingConditions"]:
+        return False
+    passes = device.matches.get(request.selection)
+    if passes is None:
+        # Raises on a broken selector; then nothing is remembered under the combined key.
+        passes = (selectors.match(request.class_selectors, device, request.class_owner)
+                  and selectors.match(request.selectors, device, request.owner))
+        device.matches[request.selection] = passes
+    if not passes:
+        return False
+    if request.capacity and features["DRAConsumableCapacity"]:
+        if capacity.resolve(request.capacity, device) is None:
+            return False
+    return True
+
+
 class _Search:
     """The state of one `allocate` call: devices on the node, choices so far, and the recursion."""
 
@@ -174,20 +193,7 @@ class _Search:
     # -- which devices a request may use on this node
 
     def selectable(self, request: Request, device: Device) -> bool:
-        if device.binding_conditions and not self.features["DRADeviceBindingConditions"]:
-            return False
-        passes = device.matches.get(request.selection)
-        if passes is None:
-            # Raises on a broken selector; then nothing is remembered under the combined key.
-            passes = (selectors.match(request.class_selectors, device, request.class_owner)
-                      and selectors.match(request.selectors, device, request.owner))
-            device.matches[request.selection] = passes
-        if not passes:
-            return False
-        if request.capacity and self.features["DRAConsumableCapacity"]:
-            if capacity.resolve(request.capacity, device) is None:
-                return False
-        return True
+        return _selectable(self.features, request, device)
 
     def candidates_for(self, request: Request) -> "_Candidates":
         found = self.candidates.get(id(request))
@@ -386,12 +392,13 @@ class _Candidates:
     reads: most searches stop at the first free device, and Filter runs one per node per pod.
 
     A device another claim holds exclusively is one `take` turns down first thing for any request
-    but an admin one, so it is left out (on a busy node most devices are taken)."""
+    but an admin one, so it is left out (on a busy node most devices are taken). It holds no
+    reference back to the search, so a finished search is freed at once, not by the cycle GC."""
 
-    __slots__ = ("_search", "_request", "_held", "_source", "_next", "_found")
+    __slots__ = ("_features", "_request", "_held", "_source", "_next", "_found")
 
     def __init__(self, search: _Search, request: Request):
-        self._search = search
+        self._features = search.features
         self._request = request
         self._held = search.allocated.devices if not request.admin else ()
         self._source = search.node_devices
@@ -407,6 +414,6 @@ class _Candidates:
             pool, device = entry = source[self._next]
             self._next += 1
             if pool.complete and not pool.invalid and device.id not in self._held \
-                    and self._search.selectable(self._request, device):
+                    and _selectable(self._features, self._request, device):
                 found.append(entry)
         return found[index]

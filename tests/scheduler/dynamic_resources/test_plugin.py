@@ -437,6 +437,30 @@ def test_nodes_where_a_better_ranked_subrequest_fits_score_higher() -> None:
     assert [(n.name, n.score) for n in scores] == [("h100-node", 100), ("a100-node", 87), ("other-node", 75)]
 
 
+def test_filter_writes_out_an_allocation_only_for_the_node_reserve_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduler.dra import results
+
+    written: list[str] = []
+    real = results.allocation
+
+    def counting(search: Any, index: int) -> Obj:
+        written.append(search.node["metadata"]["name"])
+        return real(search, index)
+
+    monkeypatch.setattr(results, "allocation", counting)
+    nodes = [fakes.node(n) for n in ("n1", "n2", "n3")]
+    plugin = plugin_for(nodes, claims=[claim("c")], slices=[gpu_slice(n, "gpu-0") for n in ("n1", "n2", "n3")])
+    pod = pod_with({"name": "gpu", "resourceClaimName": "c"})
+    state, _, per_node = run_filters(plugin, pod)
+    assert per_node == {"n1": None, "n2": None, "n3": None}
+    assert [plugin.score(state, pod, info) for info in plugin.handle.snapshot] == [(0, None)] * 3
+    assert written == []  # no firstAvailable list: Score has nothing to rank, so nothing to write
+    assert plugin.reserve(state, pod, "n2") is None
+    assert written == ["n2"]
+    pending = plugin.claims.pending(claim("c")["metadata"]["uid"])
+    assert pending is not None and pending["status"]["allocation"]["devices"]["results"][0]["pool"] == "n2"
+
+
 def test_pods_without_subrequests_score_zero_everywhere() -> None:
     plugin = plugin_for([fakes.node("n1")], claims=[claim("c")], slices=[gpu_slice("n1", "gpu-0")])
     pod = pod_with({"name": "gpu", "resourceClaimName": "c"})

@@ -74,6 +74,10 @@ class _State:
     shared: dict[int, Obj] = field(default_factory=dict)
     shared_allocations: dict[int, Obj] = field(default_factory=dict)
     ranked: bool = False  # some claim has a firstAvailable request, so Score has something to rank
+    # Fixed at the end of PreFilter for Filter, which runs once per node: the user claims' indices,
+    # and those of the user claims to allocate (the special claim's requests are made per node).
+    users: list[int] = field(default_factory=list)
+    users_to_allocate: list[int] = field(default_factory=list)
 
     def clone(self) -> "_State":
         return self
@@ -279,6 +283,8 @@ class DynamicResources:
                 return None, status
 
         s.claims = claims
+        s.users = s.user_indices()
+        s.users_to_allocate = [i for i in s.to_allocate() if i != s.extended_index]
         s.ranked = any(request.get("firstAvailable") for claim in claims
                        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or [])
         if s.to_allocate():
@@ -367,11 +373,11 @@ class DynamicResources:
             if demand:
                 node_extended = copy.deepcopy(special)
                 node_extended["spec"] = {"devices": {"requests": extended.device_requests(pod, demand, s.mapping)}}
-            elif not s.user_indices():
+            elif not s.users:
                 return None  # device plugins serve everything this pod asks for here
 
         unavailable = []
-        for index in s.user_indices():
+        for index in s.users:
             claim = s.claims[index]
             selector = s.selectors[index]
             if selector is not None and not node_selector.matches(selector, node.node or {}):
@@ -389,7 +395,7 @@ class DynamicResources:
 
         results: Sequence[tuple[int, Obj]] = ()
         if s.allocator is not None:
-            indices = [i for i in s.to_allocate() if i != s.extended_index]
+            indices = list(s.users_to_allocate)
             to_allocate = [s.claims[i] for i in indices]
             if node_extended is not None and s.extended_index in s.to_allocate():
                 indices.append(s.extended_index)

@@ -412,6 +412,10 @@ WORKLOADS: list[tuple[str, Callable[[Sizes, Path, str, list[str]], Awaitable[tup
 ]
 
 
+_SIZE_NOTES = {"--quick": " (--quick: a smoke run, not the issue's sizes)",
+               "--mid": " (--mid: the issue's cluster shapes, fewer pods)"}
+
+
 def machine_facts(sizes: Sizes, tag: str) -> list[str]:
     load = os.getloadavg()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -420,7 +424,7 @@ def machine_facts(sizes: Sizes, tag: str) -> list[str]:
         f"python: {platform.python_implementation()} {sys.version.split()[0]}; aiohttp {aiohttp.__version__}; "
         f"haru at {source_revision()}",
         f"sizes: SchedulingBasic {sizes.basic}, claims {sizes.claims}, steady {sizes.steady}, preemption "
-        f"{sizes.preemption}" + (f" ({tag}: not the issue's sizes)" if tag else ""),
+        f"{sizes.preemption}" + _SIZE_NOTES.get(tag, ""),
         "processes per workload: a fresh API server (bench._apiserver_child), `python -m scheduler`, and for the DRA "
         "rows `python -m controllers` (ResourceClaim controller); this process creates objects and watches pods",
     ]

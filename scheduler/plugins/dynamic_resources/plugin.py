@@ -159,7 +159,7 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions)),
             # Allocation is tracked in the claims, so their changes may make pods schedulable.
             ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                                 self.is_schedulable_after_claim_change),
+                                 self.is_schedulable_after_claim_change, self.claim_change_candidates),
             # The claim controller writing the generated claim's name into the pod's status.
             ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
                                  self.is_schedulable_after_pod_change),
@@ -192,19 +192,31 @@ class DynamicResources:
             return QueueingHint.SKIP  # a finalizer or label, nothing the pod waits for
         return QueueingHint.QUEUE
 
+    def claim_change_candidates(self, old: Obj | None, new: Obj | None) -> set[str] | None:
+        """The pods `is_schedulable_after_claim_change` may queue for this event: any pod when the
+        claim went away or was deallocated, else only those naming it (the pod index `_may_use`
+        reads). The queue holds only pods its informer's store holds, so none is left out."""
+        if new is None or (old is not None and pod_claims.allocation(old) and not pod_claims.allocation(new)):
+            return None
+        return self._users_of(new)
+
+    def _users_of(self, claim: Obj) -> set[str]:
+        """The uids of the stored pods naming `claim`, worked out once per claim object (event)."""
+        users = self._users
+        if users is None or users[0] is not claim:
+            meta = claim.get("metadata") or {}
+            found = self._pods.by_index(CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+            users = self._users = (claim, {(p.get("metadata") or {}).get("uid", "") for p in found})
+        return users[1]
+
     def _may_use(self, pod: Obj, claim: Obj) -> bool:
         """`pod_claims.may_use`, answered from the pod store's claim index: the queue asks it for
         every pending pod on every claim event, and the pods naming one claim are worked out once
         per event (the claim object). The store's copy of a pod is the newest, and the names a pod
         gives only grow, so a pod the index leaves out does not name the claim; a pod the store
         does not hold (or holds under another uid) is asked directly."""
-        users = self._users
-        if users is None or users[0] is not claim:
-            meta = claim.get("metadata") or {}
-            found = self._pods.by_index(CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta.get('name', '')}")
-            users = self._users = (claim, {(p.get("metadata") or {}).get("uid", "") for p in found})
         uid = (pod.get("metadata") or {}).get("uid", "")
-        if uid in users[1]:
+        if uid in self._users_of(claim):
             return True
         stored = self._pods.get(f"{(pod.get('metadata') or {}).get('namespace', '')}/"
                                 f"{(pod.get('metadata') or {}).get('name', '')}")

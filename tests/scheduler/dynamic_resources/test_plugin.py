@@ -361,6 +361,23 @@ def test_claim_hints() -> None:
     assert hint(waiting, None, mine) is QueueingHint.SKIP  # still cannot be scheduled
 
 
+def test_a_claim_event_names_the_pods_naming_the_claim_unless_it_frees_devices() -> None:
+    mine, other = claim("c"), claim("other")
+    plugin = plugin_for(claims=[mine, other])
+    user = pod_with({"name": "gpu", "resourceClaimName": "c"}, name="user")
+    bystander = pod_with({"name": "gpu", "resourceClaimName": "other"}, name="bystander")
+    plugin.handle.store(kinds.PODS).replace([user, bystander])
+    candidates = next(e.candidates for e in plugin.events_to_register()
+                      if e.event.resource is Resource.RESOURCE_CLAIM)
+    assert candidates is not None
+    assert candidates(None, mine) == {user["metadata"]["uid"]}
+    allocated = copy.deepcopy(mine)
+    allocated["status"] = {"allocation": {"devices": {"results": []}}}
+    assert candidates(mine, allocated) == {user["metadata"]["uid"]}
+    assert candidates(allocated, mine) is None  # deallocated: any pod may use the devices now
+    assert candidates(mine, None) is None
+
+
 def test_claim_hints_for_a_generated_claim_look_at_that_claim_only() -> None:
     mine = claim("p-gpu-x1", owner_uid="uid-default-p")
     neighbour = claim("q-gpu-x2", owner_uid="uid-default-q")

@@ -1,4 +1,4 @@
-"""`python -m bench.scheduler [--quick]`: scheduler_perf's workloads through haru's API, beside Go's figures.
+"""`python -m bench.scheduler [--quick | --mid] [--profile DIR]`: scheduler_perf's workloads through haru's API, beside Go's figures.
 
 Issue #11's benchmark table. Each workload gets a fresh API server child (`_apiserver_child`,
 plain HTTP) and `python -m scheduler --kubeconfig K` as another child (plus `python -m
@@ -6,7 +6,8 @@ controllers` with the ResourceClaim controller for the DRA rows, as scheduler_pe
 controller); this process creates the objects as scheduler_perf's opcodes do (nodes without
 kubelets, ResourceSlices for the DRA test driver) and watches the pods. SchedulingThroughput is
 sampled per second over the measured pods only (`_throughput`, upstream's collector), and each
-process's CPU over the measured phase is printed beside it. Anchors: measurements.md §2.4.
+process's CPU over the measured phase is printed beside it; `--profile DIR` has py-spy sample the
+scheduler child over each measured phase (`_profiling`). Anchors: measurements.md §2.4.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 import aiohttp
 
-from bench import _api_report, _scheduler_objects as objs
+from bench import _api_report, _profiling, _scheduler_objects as objs
 from bench._api_report import Figure, Row
 from bench._nodes_side import write_kubeconfig
 from bench._server_process import REPO, ServerProcess, child_env
@@ -51,6 +52,10 @@ FULL = Sizes(basic=(5_000, 1_000, 10_000), claims=(500, 10, 2_500, 2_500), stead
              preemption=(5_000, 20_000, 5_000, 0.2), limit=600, clients=32)
 QUICK = Sizes(basic=(50, 20, 1_500), claims=(60, 10, 100, 500), steady=(20, 10, 5, 4.0),
               preemption=(300, 1_200, 1_000, 0.2), limit=90, clients=8)
+# The issue's cluster shapes (node and device counts) with fewer pods: a profile or a before/after
+# check in a few minutes, where per-pod costs that grow with the cluster still show.
+MID = Sizes(basic=(5_000, 200, 2_000), claims=(500, 10, 500, 1_000), steady=(500, 10, 10, 10.0),
+            preemption=(5_000, 4_000, 1_000, 0.2), limit=300, clients=16)
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class Cluster:
     controllers: ServerProcess | None = None
     notes: list[str] = field(default_factory=list)
     name: str = ""
+    profile_dir: Path | None = None  # py-spy samples the scheduler over the measured phase
 
     @property
     def url(self) -> str:
@@ -134,7 +140,8 @@ async def cluster(sizes: Sizes, work_dir: Path, notes: list[str], *, claims: boo
     ctx: Cluster | None = None
     try:
         async with aiohttp.ClientSession(connector=connector) as session:
-            ctx = Cluster(sizes, work_dir, session, apiserver, notes=notes, name=work_dir.name)
+            ctx = Cluster(sizes, work_dir, session, apiserver, notes=notes, name=work_dir.name,
+                          profile_dir=PROFILE_DIR[0])
             ctx.scheduler = await start_child("scheduler", ["-m", "scheduler", "--kubeconfig", str(kubeconfig), "--secure-port", "0"],
                                               work_dir / "scheduler.log")
             if claims:
@@ -217,17 +224,21 @@ async def measure(ctx: Cluster, namespace: str, create: Callable[[Scheduled], Aw
     begun = meter.begin(f"{ctx.name}: measured pods")
     started = time.perf_counter()
     collector.start()
-    try:
-        target = await create(tally)
+    pid, profile_dir = (ctx.scheduler.pid, ctx.profile_dir) if ctx.scheduler is not None else (0, None)
+    async with _profiling.profiled(pid, profile_dir, f"{ctx.name}-scheduler") as profile:
         try:
-            await wait_bound(ctx, tally, target, f"measured pods in {namespace}")
-        except NotAllBound as exc:
-            # Keep the samples taken so far: a slow scheduler is a figure, not a missing one.
-            ctx.notes.append(f"INCOMPLETE: {exc}; the figures cover the time until then")
-    finally:
-        summary = await collector.stop()
-        await tally.stop()
+            target = await create(tally)
+            try:
+                await wait_bound(ctx, tally, target, f"measured pods in {namespace}")
+            except NotAllBound as exc:
+                # Keep the samples taken so far: a slow scheduler is a figure, not a missing one.
+                ctx.notes.append(f"INCOMPLETE: {exc}; the figures cover the time until then")
+        finally:
+            summary = await collector.stop()
+            await tally.stop()
     phase = meter.end(begun)
+    if profile is not None:
+        ctx.notes.extend(_profiling.top_frames(profile, 12))
     return Measured(summary, phase, len(tally.ever), time.perf_counter() - started)
 
 
@@ -249,11 +260,12 @@ def throughput_row(case: str, key: str, m: Measured, notes: list[str], created_p
     return Row(case, figures, anchor.text, anchor.go, notes)
 
 
-def label(n: int, quick: bool) -> str:
-    return f"{n:,}" + (" (--quick)" if quick else "")
+def label(n: int, tag: str) -> str:
+    """`tag`: "" for the issue's sizes, else the flag that shrank them ("--quick", "--mid")."""
+    return f"{n:,}" + (f" ({tag})" if tag else "")
 
 
-async def scheduling_basic(sizes: Sizes, work_dir: Path, quick: bool, notes: list[str]) -> tuple[Row, Phase]:
+async def scheduling_basic(sizes: Sizes, work_dir: Path, tag: str, notes: list[str]) -> tuple[Row, Phase]:
     nodes, init, measured = sizes.basic
     async with cluster(sizes, work_dir, notes, claims=False) as ctx:
         for ns in ("init", "test"):
@@ -270,7 +282,7 @@ async def scheduling_basic(sizes: Sizes, work_dir: Path, quick: bool, notes: lis
 
         rate = [0.0]
         m = await measure(ctx, "test", create)
-        case = f"SchedulingBasic {label(nodes, quick)} nodes, {init:,} init, {measured:,} measured pods"
+        case = f"SchedulingBasic {label(nodes, tag)} nodes, {init:,} init, {measured:,} measured pods"
         return throughput_row(case, "basic", m, ctx.notes, rate[0]), m.phase
 
 
@@ -283,7 +295,7 @@ async def _dra_objects(ctx: Cluster, nodes: int, devices: int, namespaces: tuple
         await objs.create_one(ctx.session, ctx.url, objs.claim_template(ns))
 
 
-async def with_claim_template(sizes: Sizes, work_dir: Path, quick: bool, notes: list[str]) -> tuple[Row, Phase]:
+async def with_claim_template(sizes: Sizes, work_dir: Path, tag: str, notes: list[str]) -> tuple[Row, Phase]:
     nodes, devices, init, measured = sizes.claims
     async with cluster(sizes, work_dir, notes, claims=True) as ctx:
         await _dra_objects(ctx, nodes, devices, ("init", "test"))
@@ -298,12 +310,12 @@ async def with_claim_template(sizes: Sizes, work_dir: Path, quick: bool, notes: 
 
         rate = [0.0]
         m = await measure(ctx, "test", create)
-        case = (f"SchedulingWithResourceClaimTemplate {label(nodes, quick)} nodes x {devices} devices, "
+        case = (f"SchedulingWithResourceClaimTemplate {label(nodes, tag)} nodes x {devices} devices, "
                 f"{init:,} init, {measured:,} measured pods")
         return throughput_row(case, "claims", m, ctx.notes, rate[0]), m.phase
 
 
-async def steady_state(sizes: Sizes, work_dir: Path, quick: bool, notes: list[str]) -> tuple[Row, Phase]:
+async def steady_state(sizes: Sizes, work_dir: Path, tag: str, notes: list[str]) -> tuple[Row, Phase]:
     nodes, devices, in_flight, seconds = sizes.steady
     async with cluster(sizes, work_dir, notes, claims=True) as ctx:
         await _dra_objects(ctx, nodes, devices, ("test",))
@@ -336,12 +348,12 @@ async def steady_state(sizes: Sizes, work_dir: Path, quick: bool, notes: list[st
             return len(tally.ever)
 
         m = await measure(ctx, "test", create, on_bound)
-        case = (f"SteadyStateClusterResourceClaimTemplate {label(nodes, quick)} nodes x {devices} devices, "
+        case = (f"SteadyStateClusterResourceClaimTemplate {label(nodes, tag)} nodes x {devices} devices, "
                 f"{in_flight} pods in flight for {seconds:.0f} s")
         return throughput_row(case, "steady", m, ctx.notes), m.phase
 
 
-async def preemption_async(sizes: Sizes, work_dir: Path, quick: bool, notes: list[str]) -> tuple[Row, Phase]:
+async def preemption_async(sizes: Sizes, work_dir: Path, tag: str, notes: list[str]) -> tuple[Row, Phase]:
     nodes, init, measured, interval = sizes.preemption
     async with cluster(sizes, work_dir, notes, claims=False) as ctx:
         for ns in ("init", "churn", "test"):
@@ -377,7 +389,7 @@ async def preemption_async(sizes: Sizes, work_dir: Path, quick: bool, notes: lis
             churning.cancel()
             await asyncio.gather(churning, return_exceptions=True)
         ctx.notes.append(f"{churned[0]:,} high-priority preemptor pods created during the measured phase")
-        case = f"PreemptionAsync {label(nodes, quick)} nodes, {init:,} low-priority init, {measured:,} measured pods"
+        case = f"PreemptionAsync {label(nodes, tag)} nodes, {init:,} low-priority init, {measured:,} measured pods"
         return throughput_row(case, "preemption", m, ctx.notes, rate[0]), m.phase
 
 
@@ -392,7 +404,7 @@ def cpu_table(phases: list[Phase]) -> str:
     return markdown_table(header, lines)
 
 
-WORKLOADS: list[tuple[str, Callable[[Sizes, Path, bool, list[str]], Awaitable[tuple[Row, Phase]]]]] = [
+WORKLOADS: list[tuple[str, Callable[[Sizes, Path, str, list[str]], Awaitable[tuple[Row, Phase]]]]] = [
     ("SchedulingBasic", scheduling_basic),
     ("SchedulingWithResourceClaimTemplate", with_claim_template),
     ("SteadyStateClusterResourceClaimTemplate", steady_state),
@@ -400,7 +412,11 @@ WORKLOADS: list[tuple[str, Callable[[Sizes, Path, bool, list[str]], Awaitable[tu
 ]
 
 
-def machine_facts(sizes: Sizes, quick: bool) -> list[str]:
+_SIZE_NOTES = {"--quick": " (--quick: a smoke run, not the issue's sizes)",
+               "--mid": " (--mid: the issue's cluster shapes, fewer pods)"}
+
+
+def machine_facts(sizes: Sizes, tag: str) -> list[str]:
     load = os.getloadavg()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return [
@@ -408,17 +424,25 @@ def machine_facts(sizes: Sizes, quick: bool) -> list[str]:
         f"python: {platform.python_implementation()} {sys.version.split()[0]}; aiohttp {aiohttp.__version__}; "
         f"haru at {source_revision()}",
         f"sizes: SchedulingBasic {sizes.basic}, claims {sizes.claims}, steady {sizes.steady}, preemption "
-        f"{sizes.preemption}" + (" (--quick: a smoke run, not the issue's sizes)" if quick else ""),
+        f"{sizes.preemption}" + _SIZE_NOTES.get(tag, ""),
         "processes per workload: a fresh API server (bench._apiserver_child), `python -m scheduler`, and for the DRA "
         "rows `python -m controllers` (ResourceClaim controller); this process creates objects and watches pods",
     ]
 
 
+# `--profile DIR`, for the clusters `run` starts (the workloads' signature stays the same).
+PROFILE_DIR: list[Path | None] = [None]
+
+
 async def run(args: argparse.Namespace) -> int:
-    sizes = QUICK if args.quick else FULL
+    sizes = QUICK if args.quick else MID if args.mid else FULL
+    if args.profile is not None and not _profiling.available():
+        raise SystemExit("--profile needs py-spy on PATH (pip install py-spy)")
+    PROFILE_DIR[0] = args.profile
     work_root = Path(tempfile.mkdtemp(prefix="haru-schedbench-", dir=args.dir))
-    print(f"bench.scheduler ({'quick' if args.quick else 'full'} run)")
-    for fact in machine_facts(sizes, args.quick):
+    tag = "--quick" if args.quick else "--mid" if args.mid else ""
+    print(f"bench.scheduler ({tag[2:] or 'full'} run)")
+    for fact in machine_facts(sizes, tag):
         print(fact)
     sys.stdout.flush()
     began = time.perf_counter()
@@ -432,7 +456,7 @@ async def run(args: argparse.Namespace) -> int:
             work_dir.mkdir(parents=True)
             notes: list[str] = []  # what the workload did before it failed, if it does
             try:
-                row, phase = await workload(sizes, work_dir, args.quick, notes)
+                row, phase = await workload(sizes, work_dir, tag, notes)
                 rows.append(row)
                 phases.append(phase)
             except Exception as exc:  # noqa: BLE001 - reported in the table, with the error
@@ -463,7 +487,11 @@ def _key(name: str) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.scheduler", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes of every workload")
+    sizing = parser.add_mutually_exclusive_group()
+    sizing.add_argument("--quick", action="store_true", help="smoke run: tiny sizes of every workload")
+    sizing.add_argument("--mid", action="store_true", help="the full cluster shapes with fewer pods")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="py-spy the scheduler over each measured phase, raw stacks into this dir")
     parser.add_argument("--only", action="append", default=[], choices=[w[0] for w in WORKLOADS],
                         help="run only this workload (repeatable)")
     parser.add_argument("--dir", type=Path, default=None, help="parent of the work dir (default: a temp dir)")

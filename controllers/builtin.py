@@ -105,7 +105,7 @@ Settings = dict[str, dict[str, Any]]
 # --concurrent-namespace-syncs=10, --concurrent-replicaset-syncs=5, ...); the others get DEFAULT_WORKERS.
 WORKERS = {"garbage-collector": 20, "namespace": 10, "replicaset": 5, "deployment": 5, "job": 5,
            "ttl-after-finished": 5, "cronjob": 5, "statefulset": 5, "daemonset": 2, "replicationcontroller": 5,
-           "endpointslice": 5, "endpoint": 5, "horizontal-pod-autoscaler": 5}
+           "endpointslice": 5, "endpoint": 5, "horizontal-pod-autoscaler": 5, "resource-claim": 10}
 DEFAULT_WORKERS = 2
 
 

@@ -2,7 +2,7 @@
 
 Upstream's bindingCycle: the PreBind pre-flights (and, with NominatedNodeNameForExpectation, the
 pod's `status.nominatedNodeName` set to the chosen node when PreBind or a Permit wait will take a
-while), WaitOnPermit, then PreBind, Bind (DefaultBinder's POST pods/binding) and PostBind, and the
+while; the patch runs beside PreBind and lands before Bind), WaitOnPermit, then PreBind, Bind (DefaultBinder's POST pods/binding) and PostBind, and the
 `Scheduled` event `Successfully assigned ns/pod to node`. On any failure the Reserve plugins are
 undone in reverse, the assumed pod is forgotten (other pods may now fit where it was: an
 AssignedPod delete event) and the pod goes back to the queue through the scheduler's failure
@@ -80,12 +80,14 @@ async def _bind(host: BindingHost, fw: Framework, state: CycleState, pod: Obj, n
         return Outcome(status)
     # Past Permit nothing can make the pod unschedulable: failures from here go to backoff.
     host.queue.done((pod.get("metadata") or {}).get("uid", ""))
-    if nominating is not None:
-        # The binding clears nominatedNodeName (KEP-5278): a nomination landing after it would stick.
-        await nominating
+    # The nomination goes out beside PreBind (upstream sends it through its asynchronous API
+    # dispatcher, so PreBind's writes, DRA's claim status for one, do not wait for it).
     status = await fw.run_pre_bind_plugins(state, pod, node)
     if status is not None:
         return Outcome(status)
+    if nominating is not None:
+        # The binding clears nominatedNodeName (KEP-5278): a nomination landing after it would stick.
+        await nominating
     status = await fw.run_bind_plugins(state, pod, node)
     host.cache.finish_binding(pod)
     if status is not None and status.code is Code.SKIP:

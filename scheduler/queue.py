@@ -21,7 +21,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -376,18 +376,21 @@ class SchedulingQueue:
         # Which registrations of a (profile, plugin) cover this event, worked out once per event
         # rather than once per pending pod (thousands of them wait on, say, their claims).
         matching: dict[tuple[int, str], list[Any]] = {}
+        # Per registration with `candidates`: the pods its hint may move on this event, asked once.
+        candidates: dict[int, Collection[str] | None] = {}
         for uid, qpi in list(self._unschedulable.items()):
             if pre_check is not None and not pre_check(qpi.pod):
                 continue
             if qpi.gated_by:
                 if event.resource is Resource.WILDCARD:
                     continue  # timeouts and force-activation do not lift a gate
-                if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}, matching=matching) != "skip":
+                if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}, matching=matching,
+                                  candidates=candidates) != "skip":
                     self._unschedulable.pop(uid)
                     del self._where[uid]
                     self._enqueue_gated_or_active(qpi)
                 continue
-            decision = self._hint_for(qpi, event, old, new)
+            decision = self._hint_for(qpi, event, old, new, candidates=candidates)
             if decision != "skip":
                 self._requeue(qpi, decision)
 
@@ -484,8 +487,10 @@ class SchedulingQueue:
                 flight.events.append((event, old, new))
 
     def _hint_for(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
-                  plugins: set[str] | None = None, matching: dict[tuple[int, str], list[Any]] | None = None) -> str:
-        """"skip", "backoff" (queue after backoff) or "active" (a PENDING plugin's event: at once)."""
+                  plugins: set[str] | None = None, matching: dict[tuple[int, str], list[Any]] | None = None,
+                  candidates: dict[int, Collection[str] | None] | None = None) -> str:
+        """"skip", "backoff" (queue after backoff) or "active" (a PENDING plugin's event: at once).
+        `candidates`: the event's answers of registrations that name the pods they may move."""
         if event.resource is Resource.WILDCARD:
             return "backoff"
         rejectors = plugins if plugins is not None else (qpi.unschedulable_plugins | qpi.pending_plugins)
@@ -503,6 +508,13 @@ class SchedulingQueue:
                     matching[(id(profile), plugin)] = registrations
             for registered in registrations:
                 hint = QueueingHint.QUEUE
+                if registered.hint is not None and registered.candidates is not None and candidates is not None:
+                    key = id(registered)
+                    if key not in candidates:
+                        candidates[key] = registered.candidates(old, new)
+                    allowed = candidates[key]
+                    if allowed is not None and _uid(qpi.pod) not in allowed:
+                        continue  # what the hint would answer, without asking it
                 if registered.hint is not None:
                     try:
                         hint = registered.hint(qpi.pod, old, new)

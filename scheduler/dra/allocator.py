@@ -16,11 +16,12 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from scheduler.dra import capacity, node_selection, requests as requestsmod, results, selectors, taints
+from scheduler.dra import capacity, requests as requestsmod, results, selectors, taints
 from scheduler.dra.allocated import AllocatedState
 from scheduler.dra.constraints import Constraint
 from scheduler.dra.devices import Device, DeviceID, device_id_text
 from scheduler.dra.inventory import Inventory, Pool
+from scheduler.dra.node_devices import NodeDevices
 from scheduler.dra.requests import ALLOCATION_RESULTS_MAX_SIZE, Claim, ClaimError, Request
 
 __all__ = ["AllocatedState", "Allocator", "FEATURE_DEFAULTS", "Outcome"]
@@ -42,14 +43,31 @@ INVALID_POOLS = "invalid resource pools were encountered"
 
 class Outcome:
     """`allocations`: one `status.allocation` per claim, in order, or None; `reason`: why not;
-    `fatal`: upstream returns an error here rather than "cannot allocate" (Filter → Error)."""
+    `fatal`: upstream returns an error here rather than "cannot allocate" (Filter → Error).
 
-    __slots__ = ("allocations", "reason", "fatal")
+    A found solution is written out (`results.py`) only when `allocations` is first read: Filter
+    searches every feasible node for a pod, and only the node Reserve picks (and Score, for
+    prioritized lists) needs the status objects. `found` says whether there is one without that."""
 
-    def __init__(self, allocations: list[dict[str, Any]] | None, reason: str = "", fatal: bool = False):
-        self.allocations = allocations
+    __slots__ = ("_allocations", "_search", "reason", "fatal")
+
+    def __init__(self, allocations: list[dict[str, Any]] | None, reason: str = "", fatal: bool = False,
+                 search: "_Search | None" = None):
+        self._allocations = allocations
+        self._search = search
         self.reason = reason
         self.fatal = fatal
+
+    @property
+    def found(self) -> bool:
+        return self._allocations is not None or self._search is not None
+
+    @property
+    def allocations(self) -> list[dict[str, Any]] | None:
+        if self._search is not None:
+            search, self._search = self._search, None
+            self._allocations = [results.allocation(search, index) for index in range(len(search.claims))]
+        return self._allocations
 
     def __repr__(self) -> str:
         return f"Outcome(allocations={self.allocations!r}, reason={self.reason!r}, fatal={self.fatal})"
@@ -76,8 +94,11 @@ class _Taken:
 
 class Allocator:
     def __init__(self, inventory: Inventory, classes: dict[str, dict[str, Any]], allocated: AllocatedState,
-                 taint_rules: list[dict[str, Any]] | None = None, features: dict[str, bool] | None = None):
+                 taint_rules: list[dict[str, Any]] | None = None, features: dict[str, bool] | None = None,
+                 node_devices: NodeDevices | None = None):
+        """`node_devices`: a cache that outlives this cycle (the plugin's), else one for this cycle."""
         self.inventory = inventory
+        self.node_devices = node_devices if node_devices is not None else NodeDevices()
         self.classes = classes
         self.allocated = allocated
         self.features = {**FEATURE_DEFAULTS, **(features or {})}
@@ -127,6 +148,25 @@ class Allocator:
         return available
 
 
+def _selectable(features: dict[str, bool], request: Request, device: Device) -> bool:
+    """The device passes the request's class and own selectors (remembered on the device) and
+    has the capacity the request asks for."""
+    if device.binding_conditions and not features["DRADeviceBindingConditions"]:
+        return False
+    passes = device.matches.get(request.selection)
+    if passes is None:
+        # Raises on a broken selector; then nothing is remembered under the combined key.
+        passes = (selectors.match(request.class_selectors, device, request.class_owner)
+                  and selectors.match(request.selectors, device, request.owner))
+        device.matches[request.selection] = passes
+    if not passes:
+        return False
+    if request.capacity and features["DRAConsumableCapacity"]:
+        if capacity.resolve(request.capacity, device) is None:
+            return False
+    return True
+
+
 class _Search:
     """The state of one `allocate` call: devices on the node, choices so far, and the recursion."""
 
@@ -138,28 +178,10 @@ class _Search:
         self.allocated = owner.allocated
         self.node_devices: list[tuple[Pool, Device]] = []
         self.pools: list[Pool] = []
-        node_name = (node.get("metadata") or {}).get("name", "")
-        partitionable = self.features["DRAPartitionableDevices"]
-        for pool in owner.inventory.pools_for(node_name):
-            relevant = False
-            for entry in pool.slices:
-                if entry.per_device and not (entry.node_name or entry.all_nodes or entry.node_selector):
-                    if not partitionable:
-                        continue
-                    for device in entry.devices:
-                        if node_selection.matches(node, device.node_name, device.all_nodes, device.node_selector):
-                            self.node_devices.append((pool, device))
-                            relevant = True
-                    continue
-                if entry.per_device and not partitionable:
-                    continue
-                if not node_selection.matches(node, entry.node_name, entry.all_nodes, entry.node_selector):
-                    continue
-                relevant = True
-                self.node_devices.extend((pool, device) for device in entry.devices)
-            if relevant:
-                self.pools.append(pool)
-        self.candidates: dict[int, list[tuple[Pool, Device]]] = {}
+        # Read only: the view is shared by every search on this node until a slice or the node changes.
+        self.node_devices, self.pools = owner.node_devices.of(owner.inventory, node,
+                                                              self.features["DRAPartitionableDevices"])
+        self.candidates: dict[int, _Candidates] = {}
         self.all_devices: dict[int, list[tuple[Pool, Device]]] = {}
         self.taken: list[list[_Taken]] = [[] for _ in claims]
         self.chosen: list[list[Request]] = [[] for _ in claims]
@@ -171,31 +193,12 @@ class _Search:
     # -- which devices a request may use on this node
 
     def selectable(self, request: Request, device: Device) -> bool:
-        if device.binding_conditions and not self.features["DRADeviceBindingConditions"]:
-            return False
-        passes = device.matches.get(request.selection)
-        if passes is None:
-            # Raises on a broken selector; then nothing is remembered under the combined key.
-            passes = (selectors.match(request.class_selectors, device, request.class_owner)
-                      and selectors.match(request.selectors, device, request.owner))
-            device.matches[request.selection] = passes
-        if not passes:
-            return False
-        if request.capacity and self.features["DRAConsumableCapacity"]:
-            if capacity.resolve(request.capacity, device) is None:
-                return False
-        return True
+        return _selectable(self.features, request, device)
 
-    def candidates_for(self, request: Request) -> list[tuple[Pool, Device]]:
+    def candidates_for(self, request: Request) -> "_Candidates":
         found = self.candidates.get(id(request))
         if found is None:
-            # A device another claim holds exclusively is one `take` turns down first thing for any
-            # request but an admin one, so it is left out here: on a busy node most devices are
-            # taken, and this search runs per node for every pod.
-            held = self.allocated.devices if not request.admin else ()
-            found = self.candidates[id(request)] = [
-                (pool, device) for pool, device in self.node_devices
-                if pool.complete and not pool.invalid and device.id not in held and self.selectable(request, device)]
+            found = self.candidates[id(request)] = _Candidates(self, request)
         return found
 
     def all_for(self, claim: Claim, request: Request) -> list[tuple[Pool, Device]]:
@@ -223,7 +226,7 @@ class _Search:
 
     def run(self) -> Outcome:
         if self.claim_step(0):
-            return Outcome([results.allocation(self, index) for index in range(len(self.claims))])
+            return Outcome(None, search=self)
         if any(pool.invalid for pool in self.pools):
             return Outcome(None, INVALID_POOLS)
         return Outcome(None, CANNOT_ALLOCATE)
@@ -268,12 +271,13 @@ class _Search:
         if len(self.taken[ci]) + request.count - k > ALLOCATION_RESULTS_MAX_SIZE:
             return False
         candidates = self.candidates_for(request)
-        for index in range(start, len(candidates)):
-            pool, device = candidates[index]
-            taken = self.take(ci, request, pool, device, must=False)
+        index = start
+        while (found := candidates.at(index)) is not None:
+            index += 1
+            taken = self.take(ci, request, found[0], found[1], must=False)
             if taken is None:
                 continue
-            if self.device_step(ci, ri, request, k + 1, index + 1):
+            if self.device_step(ci, ri, request, k + 1, index):
                 return True
             self.give_back(ci, taken)
         return False
@@ -381,3 +385,35 @@ class _Search:
             target = consumed[set_name]
             for name, value in counters.items():
                 target[name] -= value
+
+
+class _Candidates:
+    """The node's devices one request may use, in node order, worked out only as far as the search
+    reads: most searches stop at the first free device, and Filter runs one per node per pod.
+
+    A device another claim holds exclusively is one `take` turns down first thing for any request
+    but an admin one, so it is left out (on a busy node most devices are taken). It holds no
+    reference back to the search, so a finished search is freed at once, not by the cycle GC."""
+
+    __slots__ = ("_features", "_request", "_held", "_source", "_next", "_found")
+
+    def __init__(self, search: _Search, request: Request):
+        self._features = search.features
+        self._request = request
+        self._held = search.allocated.devices if not request.admin else ()
+        self._source = search.node_devices
+        self._next = 0  # the next entry of `_source` to look at
+        self._found: list[tuple[Pool, Device]] = []
+
+    def at(self, index: int) -> tuple[Pool, Device] | None:
+        """The index-th candidate, or None when there are not that many."""
+        found, source = self._found, self._source
+        while len(found) <= index:
+            if self._next >= len(source):
+                return None
+            pool, device = entry = source[self._next]
+            self._next += 1
+            if pool.complete and not pool.invalid and device.id not in self._held \
+                    and _selectable(self._features, self._request, device):
+                found.append(entry)
+        return found[index]

@@ -10,7 +10,7 @@ backoff) only if a plugin that rejected it answers `QUEUE` for that event. Names
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,10 @@ HintFn = Callable[[dict[str, Any], Any, Any], QueueingHint]
 class ClusterEventWithHint:
     event: ClusterEvent
     hint: HintFn | None = None  # None: always QUEUE
+    # Optional, with a hint: (old, new) -> the uids of the only pods the hint may answer anything
+    # but SKIP for, or None for any pod. The queue asks it once per event and skips the hint for
+    # the others (a claim event concerns the few pods naming the claim, not every pending pod).
+    candidates: Callable[[Any, Any], Collection[str] | None] | None = None
 
 
 FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")

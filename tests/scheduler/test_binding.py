@@ -209,3 +209,42 @@ async def test_health_counts_only_the_informers_it_started() -> None:
     sched._watched.add(resources.PODGROUPS)
     assert sched.problems() == [f"informer {resources.PODGROUPS} has not synced"]
     await client.close()
+
+
+async def test_prebind_runs_beside_the_nomination_and_the_binding_waits_for_it() -> None:
+    order: list[str] = []
+    nominated = asyncio.Event()
+    prebind_started = asyncio.Event()
+
+    class Writer:
+        """A PreBind with work to do (DRA's claim writes), so the pod is nominated first."""
+
+        name = "Writer"
+
+        def pre_bind_pre_flight(self, state: CycleState, p: Obj, node_name: str) -> Status | None:
+            return None
+
+        async def pre_bind(self, state: CycleState, p: Obj, node_name: str) -> Status | None:
+            order.append("prebind")
+            prebind_started.set()
+            return None
+
+    class OrderedBinder(Binder):
+        async def bind(self, state: CycleState, p: Obj, node_name: str) -> Status | None:
+            order.append("bind")
+            return await super().bind(state, p, node_name)
+
+    async def nominate() -> None:
+        await prebind_started.wait()  # the API round trip ends only after PreBind began
+        order.append("nominated")
+        nominated.set()
+
+    binder = OrderedBinder()
+    sched, recorder, _ = make(Writer(), binder)
+    sched.features["NominatedNodeNameForExpectation"] = True  # beta, on by default in 1.36
+    sched.patch_nominated_node = lambda p, node_name: asyncio.ensure_future(nominate())  # type: ignore[method-assign,assignment]
+    await attempt(sched, pod("p"))
+    await asyncio.wait_for(nominated.wait(), 5)
+    await settle(sched)
+    assert order == ["prebind", "nominated", "bind"]
+    assert binder.bound == [("p", "a")]

@@ -240,3 +240,32 @@ async def test_an_update_of_an_unschedulable_pod_itself_requeues_it_when_its_plu
     new = {**old, "metadata": {**old["metadata"], "labels": {"ready": "yes"}}}
     q.update(old, new)
     assert q.where(new) == "active"
+
+
+async def test_a_registration_naming_its_candidates_is_asked_only_about_those_pods() -> None:
+    asked: list[str] = []
+
+    def hint(p: Obj, old: Any, new: Any) -> QueueingHint:
+        asked.append(p["metadata"]["name"])
+        return QueueingHint.QUEUE
+
+    named: list[set[str] | None] = []
+
+    def candidates(old: Any, new: Any) -> set[str] | None:
+        return named[-1]
+
+    profile = Profile()
+    profile.events["Claims"] = [ClusterEventWithHint(CLAIM_UPDATE, hint, candidates)]
+    q = SchedulingQueue(PrioritySort().less, lambda p: profile, clock=Clock())
+    pods = {name: pod(name) for name in ("a", "b", "c")}
+    for p in pods.values():
+        q.add(p)
+    for _ in pods:
+        await fail(q, await pop(q), "Claims")
+    named.append({pods["b"]["metadata"]["uid"]})
+    q.move_all_on_event(CLAIM_UPDATE, {}, {})
+    assert asked == ["b"]
+    assert q.where(pods["b"]) == "backoff" and q.where(pods["a"]) == q.where(pods["c"]) == "unschedulable"
+    named.append(None)  # any pod may care (a deallocated claim frees devices for all)
+    q.move_all_on_event(CLAIM_UPDATE, {}, {})
+    assert sorted(asked) == ["a", "b", "c"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from client import errors
 from client import resources as kinds
-from scheduler.dra import allocator, inventory
+from scheduler.dra import allocator, inventory, node_devices
 from scheduler.framework.cycle_state import CycleState
 from scheduler.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from scheduler.framework.interfaces import (MAX_NODE_SCORE, Features, Handle, NodeScore, NodeToStatus,
@@ -66,13 +66,18 @@ class _State:
     admin_access: bool = False
     unavailable: set[int] = field(default_factory=set)
     # node -> ([(claim index, allocation)], the special claim with this node's requests or None)
-    node_allocations: dict[str, tuple[list[tuple[int, Obj]], Obj | None]] = field(default_factory=dict)
+    node_allocations: dict[str, tuple[Sequence[tuple[int, Obj]], Obj | None]] = field(default_factory=dict)
     extended_for_node: Obj | None = None  # the special claim as Reserve chose it
     extended_template_uid: str = ""
     # Claims of the pod's PodGroup (group_claims.py): index -> the PodGroup; and the allocation a
     # sibling chose in Reserve, for the ones still in flight.
     shared: dict[int, Obj] = field(default_factory=dict)
     shared_allocations: dict[int, Obj] = field(default_factory=dict)
+    ranked: bool = False  # some claim has a firstAvailable request, so Score has something to rank
+    # Fixed at the end of PreFilter for Filter, which runs once per node: the user claims' indices,
+    # and those of the user claims to allocate (the special claim's requests are made per node).
+    users: list[int] = field(default_factory=list)
+    users_to_allocate: list[int] = field(default_factory=list)
 
     def clone(self) -> "_State":
         return self
@@ -84,6 +89,29 @@ class _State:
         return [i for i, c in enumerate(self.claims) if not pod_claims.allocation(c)]
 
 
+class _NodeResults(Sequence[tuple[int, Obj]]):
+    """(claim index, allocation) pairs Filter found on one node, written out on first read: Filter
+    runs on every feasible node, and only the node Reserve gets (and Score, for prioritized lists)
+    needs the allocation objects (`allocator.Outcome.allocations`)."""
+
+    def __init__(self, indices: list[int], outcome: allocator.Outcome) -> None:
+        self._indices = indices
+        self._outcome: allocator.Outcome | None = outcome
+        self._pairs: list[tuple[int, Obj]] = []
+
+    def _built(self) -> list[tuple[int, Obj]]:
+        if self._outcome is not None:
+            self._pairs = list(zip(self._indices, self._outcome.allocations or []))
+            self._outcome = None
+        return self._pairs
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._built()[index]
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+
 class DynamicResources:
     name = names.DYNAMIC_RESOURCES
 
@@ -93,6 +121,7 @@ class DynamicResources:
         self.features = {**FEATURE_DEFAULTS, **features}
         self.claims = ClaimTracker(handle.store(kinds.RESOURCECLAIMS))
         self.slices = InventorySync(handle.store(kinds.RESOURCESLICES), inventory.Inventory())
+        self._node_devices = node_devices.NodeDevices()  # which devices each node sees, across cycles
         self.binding_timeout = binding_timeout
         self.extended_enabled = _enabled(features, "DRAExtendedResource")
         self.binding_enabled = (_enabled(features, "DRADeviceBindingConditions")
@@ -130,7 +159,7 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(Resource.NODE, node_actions)),
             # Allocation is tracked in the claims, so their changes may make pods schedulable.
             ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                                 self.is_schedulable_after_claim_change),
+                                 self.is_schedulable_after_claim_change, self.claim_change_candidates),
             # The claim controller writing the generated claim's name into the pod's status.
             ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
                                  self.is_schedulable_after_pod_change),
@@ -163,19 +192,31 @@ class DynamicResources:
             return QueueingHint.SKIP  # a finalizer or label, nothing the pod waits for
         return QueueingHint.QUEUE
 
+    def claim_change_candidates(self, old: Obj | None, new: Obj | None) -> set[str] | None:
+        """The pods `is_schedulable_after_claim_change` may queue for this event: any pod when the
+        claim went away or was deallocated, else only those naming it (the pod index `_may_use`
+        reads). The queue holds only pods its informer's store holds, so none is left out."""
+        if new is None or (old is not None and pod_claims.allocation(old) and not pod_claims.allocation(new)):
+            return None
+        return self._users_of(new)
+
+    def _users_of(self, claim: Obj) -> set[str]:
+        """The uids of the stored pods naming `claim`, worked out once per claim object (event)."""
+        users = self._users
+        if users is None or users[0] is not claim:
+            meta = claim.get("metadata") or {}
+            found = self._pods.by_index(CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+            users = self._users = (claim, {(p.get("metadata") or {}).get("uid", "") for p in found})
+        return users[1]
+
     def _may_use(self, pod: Obj, claim: Obj) -> bool:
         """`pod_claims.may_use`, answered from the pod store's claim index: the queue asks it for
         every pending pod on every claim event, and the pods naming one claim are worked out once
         per event (the claim object). The store's copy of a pod is the newest, and the names a pod
         gives only grow, so a pod the index leaves out does not name the claim; a pod the store
         does not hold (or holds under another uid) is asked directly."""
-        users = self._users
-        if users is None or users[0] is not claim:
-            meta = claim.get("metadata") or {}
-            found = self._pods.by_index(CLAIM_INDEX, f"{meta.get('namespace', '')}/{meta.get('name', '')}")
-            users = self._users = (claim, {(p.get("metadata") or {}).get("uid", "") for p in found})
         uid = (pod.get("metadata") or {}).get("uid", "")
-        if uid in users[1]:
+        if uid in self._users_of(claim):
             return True
         stored = self._pods.get(f"{(pod.get('metadata') or {}).get('namespace', '')}/"
                                 f"{(pod.get('metadata') or {}).get('name', '')}")
@@ -254,11 +295,16 @@ class DynamicResources:
                 return None, status
 
         s.claims = claims
+        s.users = s.user_indices()
+        s.users_to_allocate = [i for i in s.to_allocate() if i != s.extended_index]
+        s.ranked = any(request.get("firstAvailable") for claim in claims
+                       for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or [])
         if s.to_allocate():
             self.slices.sync()
             allocated = self.claims.allocated_state()
             s.allocator = allocator.Allocator(self.slices.inventory, classes, allocated,
-                                              taint_rules=self._taint_rules(), features=self.features)
+                                              taint_rules=self._taint_rules(), features=self.features,
+                                              node_devices=self._node_devices)
             s.admin_access = self._admin_access_namespace((pod.get("metadata") or {}).get("namespace", ""))
         return None, None
 
@@ -339,11 +385,11 @@ class DynamicResources:
             if demand:
                 node_extended = copy.deepcopy(special)
                 node_extended["spec"] = {"devices": {"requests": extended.device_requests(pod, demand, s.mapping)}}
-            elif not s.user_indices():
+            elif not s.users:
                 return None  # device plugins serve everything this pod asks for here
 
         unavailable = []
-        for index in s.user_indices():
+        for index in s.users:
             claim = s.claims[index]
             selector = s.selectors[index]
             if selector is not None and not node_selector.matches(selector, node.node or {}):
@@ -359,9 +405,9 @@ class DynamicResources:
             if not ready and binding_conditions.timed_out(claim, self.binding_timeout):
                 unavailable.append(index)
 
-        results: list[tuple[int, Obj]] = []
+        results: Sequence[tuple[int, Obj]] = ()
         if s.allocator is not None:
-            indices = [i for i in s.to_allocate() if i != s.extended_index]
+            indices = list(s.users_to_allocate)
             to_allocate = [s.claims[i] for i in indices]
             if node_extended is not None and s.extended_index in s.to_allocate():
                 indices.append(s.extended_index)
@@ -372,12 +418,11 @@ class DynamicResources:
                     # Something wrong with a claim or class (a CEL expression that fails, say):
                     # upstream aborts the attempt with an error rather than trying other nodes.
                     return Status.as_error(outcome.reason)
-                allocations = outcome.allocations
-                if allocations is None or len(allocations) != len(to_allocate):
+                if not outcome.found:
                     if outcome.reason:
                         log.debug("pod %s on node %s: %s", pod_claims.key(pod), node.name, outcome.reason)
                     return Status.unresolvable("cannot allocate all claims")
-                results = list(zip(indices, allocations))
+                results = _NodeResults(indices, outcome)
 
         if unavailable:
             s.unavailable.update(unavailable)
@@ -423,8 +468,8 @@ class DynamicResources:
         """Nodes where better-ranked subrequests were allocated score higher: each chosen
         subrequest at position i of its firstAvailable list adds 8 - i (upstream's computeScore)."""
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
-            return 0, None
+        if s is None or not s.ranked or not _enabled(self.features, "DRAPrioritizedList"):
+            return 0, None  # no firstAvailable list anywhere: every node scores 0
         entry = s.node_allocations.get(node.name)
         if entry is None:
             return 0, None
@@ -443,8 +488,8 @@ class DynamicResources:
 
     def score_nodes(self, state: CycleState, pod: Obj, nodes: list[NodeInfo]) -> list[int]:
         s: _State | None = state.get(STATE_KEY)
-        if s is None or not s.claims or not _enabled(self.features, "DRAPrioritizedList"):
-            return [0] * len(nodes)  # a pod without claims: nothing to rank, on any node
+        if s is None or not s.ranked or not _enabled(self.features, "DRAPrioritizedList"):
+            return [0] * len(nodes)  # no claim with a firstAvailable list: nothing to rank, on any node
         return [self.score(state, pod, node)[0] for node in nodes]
 
     def normalize_score(self, state: CycleState, pod: Obj, scores: list[NodeScore]) -> Status | None:

@@ -292,3 +292,56 @@ def test_allocated_state_counts_exclusive_devices_and_shares_apart() -> None:
     state.remove(shared)
     state.remove(shared)
     assert state.capacity == {} and state.in_use((DRIVER, "n1", "gpu-0"))
+
+
+# -- what a search leaves behind
+
+def test_the_search_stops_at_the_first_device_that_serves(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduler.dra import selectors
+
+    seen: list[str] = []
+    real = selectors._result
+
+    def counting(expression: str, dev: Any) -> Any:
+        seen.append(dev.name)
+        return real(expression, dev)
+
+    monkeypatch.setattr(selectors, "_result", counting)
+    outcome = run(one_node([device("gpu-0"), device("gpu-1"), device("gpu-2")]), [claim("c", exact("g"))])
+    assert picked(outcome) == [[("g", "n1/gpu-0")]]
+    assert seen == ["gpu-0"]  # the class selector, evaluated for the one device looked at
+
+
+def test_the_allocation_is_written_out_when_first_read() -> None:
+    outcome = run(one_node(TWO), [claim("c", exact("g"))])
+    assert outcome.found
+    first = outcome.allocations
+    assert first is not None and outcome.allocations is first  # built once, then kept
+    assert first[0]["devices"]["results"][0]["device"] == "gpu-0"
+    nothing = run(one_node(TWO), [claim("c", exact("g", count=3))])
+    assert not nothing.found and nothing.allocations is None
+
+
+def test_a_finished_search_is_freed_without_the_cycle_collector() -> None:
+    import gc
+    import weakref
+
+    from scheduler.dra import allocator as allocator_module
+
+    made: list[weakref.ref[Any]] = []
+    real = allocator_module._Search.__init__
+
+    def tracking(self: Any, *args: Any) -> None:
+        real(self, *args)
+        made.append(weakref.ref(self))
+
+    gc.disable()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(allocator_module._Search, "__init__", tracking)
+            outcome = run(one_node(TWO), [claim("c", exact("g"))])
+            assert outcome.allocations is not None
+            del outcome
+        assert made and all(ref() is None for ref in made)
+    finally:
+        gc.enable()

@@ -70,7 +70,8 @@ def test_a_selector_is_evaluated_once_per_device_whatever_the_number_of_nodes_an
     monkeypatch.setattr(selectors, "_result", counting)
     inv = inventory.Inventory()
     inv.upsert(slice_("fabric", [{"name": "x"}, {"name": "y"}], pool="fabric", allNodes=True, rv="1"))
-    c = claim("c", exact("g", "gpu", 'device.attributes["gpu.example.com"].size() == 0'))
+    # Two devices asked for, so the search looks at both (it stops at the first that serves).
+    c = claim("c", exact("g", "gpu", 'device.attributes["gpu.example.com"].size() == 0', count=2))
     for _cycle in range(3):
         a = allocator.Allocator(inventory=inv, classes={"gpu": GPU_CLASS}, allocated=allocator.AllocatedState())
         for n in range(5):

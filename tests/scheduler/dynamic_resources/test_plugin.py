@@ -361,6 +361,23 @@ def test_claim_hints() -> None:
     assert hint(waiting, None, mine) is QueueingHint.SKIP  # still cannot be scheduled
 
 
+def test_a_claim_event_names_the_pods_naming_the_claim_unless_it_frees_devices() -> None:
+    mine, other = claim("c"), claim("other")
+    plugin = plugin_for(claims=[mine, other])
+    user = pod_with({"name": "gpu", "resourceClaimName": "c"}, name="user")
+    bystander = pod_with({"name": "gpu", "resourceClaimName": "other"}, name="bystander")
+    plugin.handle.store(kinds.PODS).replace([user, bystander])
+    candidates = next(e.candidates for e in plugin.events_to_register()
+                      if e.event.resource is Resource.RESOURCE_CLAIM)
+    assert candidates is not None
+    assert candidates(None, mine) == {user["metadata"]["uid"]}
+    allocated = copy.deepcopy(mine)
+    allocated["status"] = {"allocation": {"devices": {"results": []}}}
+    assert candidates(mine, allocated) == {user["metadata"]["uid"]}
+    assert candidates(allocated, mine) is None  # deallocated: any pod may use the devices now
+    assert candidates(mine, None) is None
+
+
 def test_claim_hints_for_a_generated_claim_look_at_that_claim_only() -> None:
     mine = claim("p-gpu-x1", owner_uid="uid-default-p")
     neighbour = claim("q-gpu-x2", owner_uid="uid-default-q")
@@ -435,6 +452,30 @@ def test_nodes_where_a_better_ranked_subrequest_fits_score_higher() -> None:
     scores = [NodeScore(name, value) for name, (value, _) in raw.items()]
     assert plugin.normalize_score(state, pod, scores) is None
     assert [(n.name, n.score) for n in scores] == [("h100-node", 100), ("a100-node", 87), ("other-node", 75)]
+
+
+def test_filter_writes_out_an_allocation_only_for_the_node_reserve_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scheduler.dra import results
+
+    written: list[str] = []
+    real = results.allocation
+
+    def counting(search: Any, index: int) -> Obj:
+        written.append(search.node["metadata"]["name"])
+        return real(search, index)
+
+    monkeypatch.setattr(results, "allocation", counting)
+    nodes = [fakes.node(n) for n in ("n1", "n2", "n3")]
+    plugin = plugin_for(nodes, claims=[claim("c")], slices=[gpu_slice(n, "gpu-0") for n in ("n1", "n2", "n3")])
+    pod = pod_with({"name": "gpu", "resourceClaimName": "c"})
+    state, _, per_node = run_filters(plugin, pod)
+    assert per_node == {"n1": None, "n2": None, "n3": None}
+    assert [plugin.score(state, pod, info) for info in plugin.handle.snapshot] == [(0, None)] * 3
+    assert written == []  # no firstAvailable list: Score has nothing to rank, so nothing to write
+    assert plugin.reserve(state, pod, "n2") is None
+    assert written == ["n2"]
+    pending = plugin.claims.pending(claim("c")["metadata"]["uid"])
+    assert pending is not None and pending["status"]["allocation"]["devices"]["results"][0]["pool"] == "n2"
 
 
 def test_pods_without_subrequests_score_zero_everywhere() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import math
 import os
 import platform
@@ -416,6 +417,8 @@ def machine_facts(sizes: Sizes, quick: bool) -> list[str]:
 
 async def run(args: argparse.Namespace) -> int:
     sizes = QUICK if args.quick else FULL
+    if args.preemption_size:
+        sizes = dataclasses.replace(sizes, preemption=(*args.preemption_size, sizes.preemption[3]))
     work_root = Path(tempfile.mkdtemp(prefix="haru-schedbench-", dir=args.dir))
     print(f"bench.scheduler ({'quick' if args.quick else 'full'} run)")
     for fact in machine_facts(sizes, args.quick):
@@ -461,11 +464,21 @@ def _key(name: str) -> str:
             "SteadyStateClusterResourceClaimTemplate": "steady", "PreemptionAsync": "preemption"}[name]
 
 
+def _preemption_size(text: str) -> tuple[int, int, int]:
+    parts = [int(part) for part in text.split(",")]
+    if len(parts) != 3 or min(parts) <= 0:
+        raise argparse.ArgumentTypeError("expected three positive counts: nodes,init pods,measured pods")
+    return parts[0], parts[1], parts[2]
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.scheduler", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny sizes of every workload")
     parser.add_argument("--only", action="append", default=[], choices=[w[0] for w in WORKLOADS],
                         help="run only this workload (repeatable)")
+    parser.add_argument("--preemption-size", type=_preemption_size, default=None, metavar="NODES,INIT,MEASURED",
+                        help="PreemptionAsync at another size (a mid-size run while profiling; the issue's is "
+                             "5000,20000,5000)")
     parser.add_argument("--dir", type=Path, default=None, help="parent of the work dir (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs, data) afterwards")
     return parser.parse_args(argv)

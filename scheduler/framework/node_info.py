@@ -153,14 +153,20 @@ class NodeInfo:
 
     def remove_pod(self, pod: Obj) -> bool:
         """Drop the pod with this pod's uid (or key); False when it is not on this node."""
-        uid = (pod.get("metadata") or {}).get("uid", "")
-        key = pod_key(pod)
+        # Preemption removes the very PodInfos it read off this node, several per node and
+        # hundreds of nodes per attempt: find those by identity before comparing uids.
         for i, info in enumerate(self.pods):
-            if (uid and info.uid == uid) or (not uid and info.key == key):
-                del self.pods[i]
+            if info.pod is pod:
                 break
         else:
-            return False
+            uid = (pod.get("metadata") or {}).get("uid", "")
+            key = pod_key(pod)
+            for i, info in enumerate(self.pods):
+                if (uid and info.uid == uid) or (not uid and info.key == key):
+                    break
+            else:
+                return False
+        del self.pods[i]
         self.memo.clear()
         for group in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if info in group:

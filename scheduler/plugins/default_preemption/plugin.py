@@ -228,10 +228,13 @@ class DefaultPreemption:
         # pods does, budgets spent in importance order.
         keys = {id(unit): unit.importance_key() for unit in potential}
         potential.sort(key=lambda unit: keys[id(unit)])
-        flat = [info for unit in potential for info in unit.pods]
-        violating_pods = {id(info) for info in pdb.split_by_violation(flat, pdbs)[0]}
-        violating = [u for u in potential if any(id(info) in violating_pods for info in u.pods)]
-        fine = [u for u in potential if not any(id(info) in violating_pods for info in u.pods)]
+        violating: list[victim_units.Unit] = []
+        fine = potential
+        if pdbs:  # without budgets nothing can break one
+            flat = [info for unit in potential for info in unit.pods]
+            violating_pods = {id(info) for info in pdb.split_by_violation(flat, pdbs)[0]}
+            violating = [u for u in potential if any(id(info) in violating_pods for info in u.pods)]
+            fine = [u for u in potential if not any(id(info) in violating_pods for info in u.pods)]
         victims: list[victim_units.Unit] = []
 
         def reprieve(unit: victim_units.Unit) -> tuple[bool, Status | None]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import math
 import os
 import platform
@@ -436,6 +437,8 @@ PROFILE_DIR: list[Path | None] = [None]
 
 async def run(args: argparse.Namespace) -> int:
     sizes = QUICK if args.quick else MID if args.mid else FULL
+    if args.preemption_size:
+        sizes = dataclasses.replace(sizes, preemption=(*args.preemption_size, sizes.preemption[3]))
     if args.profile is not None and not _profiling.available():
         raise SystemExit("--profile needs py-spy on PATH (pip install py-spy)")
     PROFILE_DIR[0] = args.profile
@@ -485,6 +488,13 @@ def _key(name: str) -> str:
             "SteadyStateClusterResourceClaimTemplate": "steady", "PreemptionAsync": "preemption"}[name]
 
 
+def _preemption_size(text: str) -> tuple[int, int, int]:
+    parts = [int(part) for part in text.split(",")]
+    if len(parts) != 3 or min(parts) <= 0:
+        raise argparse.ArgumentTypeError("expected three positive counts: nodes,init pods,measured pods")
+    return parts[0], parts[1], parts[2]
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.scheduler", description=__doc__.splitlines()[0])
     sizing = parser.add_mutually_exclusive_group()
@@ -494,6 +504,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="py-spy the scheduler over each measured phase, raw stacks into this dir")
     parser.add_argument("--only", action="append", default=[], choices=[w[0] for w in WORKLOADS],
                         help="run only this workload (repeatable)")
+    parser.add_argument("--preemption-size", type=_preemption_size, default=None, metavar="NODES,INIT,MEASURED",
+                        help="PreemptionAsync at another size (a mid-size run while profiling; the issue's is "
+                             "5000,20000,5000)")
     parser.add_argument("--dir", type=Path, default=None, help="parent of the work dir (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs, data) afterwards")
     return parser.parse_args(argv)

@@ -6,7 +6,8 @@ and the unschedulable pool (pods waiting for a cluster event). A pod rejected by
 comes back only when an event arrives that one of those plugins registered and whose queueing
 hint answers QUEUE (or after 5 minutes, `UnschedulableTimeout`); events that arrive while the pod
 is being scheduled are kept and replayed when it fails, so none is lost. PreEnqueue plugins
-(SchedulingGates) gate a pod before it enters activeQ. Pods rejected as PENDING go straight to
+(SchedulingGates, DefaultPreemption while a preemptor's victims go) gate a pod before it enters
+activeQ or backoffQ, also on its way back from the unschedulable pool. Pods rejected as PENDING go straight to
 activeQ when their event comes and do not grow their backoff. `scheduler/scheduler.py` feeds it
 informer events; the nominator (pods nominated to a node by PostFilter) lives here too.
 Pods of one PodGroup (`spec.schedulingGroup`) are one entity: `take_group` hands the loop every
@@ -208,7 +209,7 @@ class SchedulingQueue:
         elif where == "unschedulable":
             event = pod_update_event(old, new)
             if qpi.gated_by:
-                if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}) != "skip":
+                if self._gate_hint(qpi, event, old, new) != "skip":
                     self._unschedulable.pop(uid)
                     del self._where[uid]
                     self._enqueue_gated_or_active(qpi)
@@ -362,7 +363,14 @@ class SchedulingQueue:
         for pod in pods:
             uid = _uid(pod)
             qpi = self._infos.get(uid)
-            if qpi is None or self._where.get(uid) not in ("backoff", "unschedulable") or qpi.gated_by:
+            if qpi is None or self._where.get(uid) not in ("backoff", "unschedulable"):
+                continue
+            if qpi.gated_by:
+                # Asked again, not let through: a preemptor whose evictions failed is activated by
+                # the preemption plugin, whose PreEnqueue now lets it go; a real gate holds.
+                self._unschedulable.pop(uid, None)
+                del self._where[uid]
+                self._enqueue_gated_or_active(qpi)
                 continue
             self._take_out(uid)
             self._push_active(qpi)
@@ -384,8 +392,7 @@ class SchedulingQueue:
             if qpi.gated_by:
                 if event.resource is Resource.WILDCARD:
                     continue  # timeouts and force-activation do not lift a gate
-                if self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}, matching=matching,
-                                  candidates=candidates) != "skip":
+                if self._gate_hint(qpi, event, old, new, matching, candidates) != "skip":
                     self._unschedulable.pop(uid)
                     del self._where[uid]
                     self._enqueue_gated_or_active(qpi)
@@ -468,6 +475,17 @@ class SchedulingQueue:
     def _requeue(self, qpi: QueuedPodInfo, decision: str) -> None:
         """Out of the unschedulable pool: to activeQ ("active", or backoff already over) or backoffQ."""
         uid = _uid(qpi.pod)
+        # PreEnqueue is asked on the way to activeQ or backoffQ too, as upstream's moveToActiveQ and
+        # (with SchedulerPopFromBackoffQ) moveToBackoffQ ask it: a preemptor whose victims are
+        # still being evicted waits, gated, instead of coming back to find its node still full.
+        profile = self.profile_of(qpi.pod)
+        status = profile.run_pre_enqueue_plugins(qpi.pod) if profile is not None else None
+        if status is not None and status.code is not Code.SUCCESS:
+            qpi.gated_by = status.plugin
+            self._unschedulable[uid] = qpi
+            self._where[uid] = "unschedulable"
+            return
+        qpi.gated_by = ""
         self._unschedulable.pop(uid, None)
         expiry = self.backoff_expiry(qpi)
         if decision == "active" or expiry <= self.clock():
@@ -485,6 +503,22 @@ class SchedulingQueue:
                 flight.overflow = True
             else:
                 flight.events.append((event, old, new))
+
+    def _gate_hint(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
+                   matching: dict[tuple[int, str], list[Any]] | None = None,
+                   candidates: dict[int, Collection[str] | None] | None = None) -> str:
+        """Whether an event may lift a gated pod's gate ("skip": it stays gated). The gating plugin's
+        hint decides; for a pod that an attempt already turned down, an event the gating plugin
+        registered is also passed to the plugins that turned it down (upstream's DefaultPreemption
+        leaves when to requeue its preemptor to them). A pod let through is asked PreEnqueue again."""
+        decision = self._hint_for(qpi, event, old, new, plugins={qpi.gated_by}, matching=matching,
+                                  candidates=candidates)
+        if decision != "skip" or not (qpi.unschedulable_plugins or qpi.pending_plugins):
+            return decision
+        profile = self.profile_of(qpi.pod)
+        if profile is None or not any(r.event.matches(event) for r in profile.events_for(qpi.gated_by)):
+            return "skip"
+        return self._hint_for(qpi, event, old, new, matching=matching, candidates=candidates)
 
     def _hint_for(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
                   plugins: set[str] | None = None, matching: dict[tuple[int, str], list[Any]] | None = None,

@@ -10,7 +10,7 @@ are coroutines. Factories have the shape `factory(args, handle, features) -> plu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -246,6 +246,12 @@ class Handle(Protocol):
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         """Every Filter plugin on `node`, as if the higher-priority nominated pods were there too."""
+        ...
+
+    def filter_runner(self, state: CycleState, pod: Obj,
+                      nominated: bool = False) -> Callable[[NodeInfo], Status | None]:
+        """`run_filter_plugins` (with `nominated`: `run_filter_plugins_with_nominated_pods`) for one
+        pod and state over many nodes, the skipped plugins left out once (preemption's dry run)."""
         ...
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Obj, to_add: PodInfo,

@@ -153,14 +153,20 @@ class NodeInfo:
 
     def remove_pod(self, pod: Obj) -> bool:
         """Drop the pod with this pod's uid (or key); False when it is not on this node."""
-        uid = (pod.get("metadata") or {}).get("uid", "")
-        key = pod_key(pod)
+        # Preemption removes the very PodInfos it read off this node, several per node and
+        # hundreds of nodes per attempt: find those by identity before comparing uids.
         for i, info in enumerate(self.pods):
-            if (uid and info.uid == uid) or (not uid and info.key == key):
-                del self.pods[i]
+            if info.pod is pod:
                 break
         else:
-            return False
+            uid = (pod.get("metadata") or {}).get("uid", "")
+            key = pod_key(pod)
+            for i, info in enumerate(self.pods):
+                if (uid and info.uid == uid) or (not uid and info.key == key):
+                    break
+            else:
+                return False
+        del self.pods[i]
         self.memo.clear()
         for group in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             if info in group:
@@ -176,11 +182,19 @@ class NodeInfo:
         return True
 
     def clone(self) -> "NodeInfo":
-        copy = NodeInfo(pods=list(self.pods), pods_with_affinity=list(self.pods_with_affinity),
-                        pods_with_required_anti_affinity=list(self.pods_with_required_anti_affinity),
-                        requested=self.requested.clone(), non_zero_requested=self.non_zero_requested.clone(),
-                        allocatable=self.allocatable.clone(), used_ports=dict(self.used_ports),
-                        image_states=self.image_states, generation=self.generation)
-        # The derived facts are copied, not derived again: the node object is the same.
+        # Filled in field by field, past __init__ and its default factories: preemption clones
+        # hundreds of NodeInfos per attempt. The derived facts are copied, not derived again (the
+        # node object is the same), and the memo starts empty.
+        copy = object.__new__(NodeInfo)
         copy.node, copy.name, copy.taints, copy.unschedulable = self.node, self.name, self.taints, self.unschedulable
+        copy.pods = list(self.pods)
+        copy.pods_with_affinity = list(self.pods_with_affinity)
+        copy.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        copy.requested = self.requested.clone()
+        copy.non_zero_requested = self.non_zero_requested.clone()
+        copy.allocatable = self.allocatable.clone()
+        copy.used_ports = dict(self.used_ports)
+        copy.image_states = self.image_states
+        copy.generation = self.generation
+        copy.memo = {}
         return copy

@@ -112,8 +112,9 @@ class Resource:
         self.memory += sign * other.memory
         self.ephemeral_storage += sign * other.ephemeral_storage
         self.allowed_pod_number += sign * other.allowed_pod_number
-        for name, value in other.scalar.items():
-            self.scalar[name] = self.scalar.get(name, 0) + sign * value
+        if other.scalar:  # most pods ask for none; preemption adds and removes thousands per attempt
+            for name, value in other.scalar.items():
+                self.scalar[name] = self.scalar.get(name, 0) + sign * value
 
     def names(self) -> list[str]:
         """The resources this vector mentions (non-zero core ones and every scalar)."""

@@ -29,6 +29,9 @@ class Code(enum.IntEnum):
     PENDING = 6
 
 
+_REJECTED = (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+
 @dataclass
 class Status:
     code: Code
@@ -69,10 +72,13 @@ class Status:
     def message(self) -> str:
         return ", ".join(self.reasons)
 
-    @property
-    def rejected(self) -> bool:
-        """The pod cannot go on in this cycle, and the queue should wait for an event."""
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+    # The pod cannot go on in this cycle, and the queue should wait for an event. Worked out once
+    # (a status's code never changes after it is made): a cycle asks it of every node that turned
+    # the pod down, thousands per attempt for a pod that must preempt.
+    rejected: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.rejected = self.code in _REJECTED
 
 
 def is_success(status: Status | None) -> bool:

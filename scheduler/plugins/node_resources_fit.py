@@ -167,6 +167,21 @@ class NodeResourcesFit:
                                         and storage <= have.ephemeral_storage - used.ephemeral_storage)
                 if not room:
                     suspects.append(i)
+            # A node that is short keeps its verdict in the memo too: a pod that must preempt is
+            # turned down by every node, attempt after attempt, for the same few reasons. Statuses
+            # are never changed once made (the runner only stamps this plugin's name), so the
+            # attempts may share one.
+            verdict = sys.intern(f"{key} verdict")
+            found = {}
+            for i in suspects:
+                memo = nodes[i].memo
+                if verdict in memo:
+                    status = memo[verdict]
+                else:
+                    status = memo[verdict] = self.filter(state, pod, nodes[i])
+                if status is not None:
+                    found[i] = status
+            return found
         found = {}
         for i in suspects:
             status = self.filter(state, pod, nodes[i])

@@ -5,6 +5,7 @@ and a client that records writes, for plugins (preemption) that simulate on node
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client import cache
@@ -94,6 +95,9 @@ class FakeHandle:
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Obj, node: NodeInfo) -> Status | None:
         return None
+
+    def filter_runner(self, state: CycleState, pod: Obj, nominated: bool = False) -> Callable[[NodeInfo], Status | None]:
+        return lambda node: self.run_filter_plugins_with_nominated_pods(state, pod, node)
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Obj, to_add: PodInfo,
                                          node: NodeInfo) -> Status | None:

@@ -494,6 +494,19 @@ async def test_async_preemption_is_done_once_the_last_victims_deletion_is_seen()
     assert not plugin.executor.is_running(uid)
 
 
+async def test_a_preemptor_whose_last_victims_deletion_was_already_seen_is_activated() -> None:
+    # The informer lost the last victim before it was recorded as the one to wait for (someone
+    # else deleted it): no deletion event is left to lift the preemptor's gate, so it is activated.
+    victims = [running(f"low{i}", "n1", cpu="2", priority=2 - i) for i in range(2)]
+    handle = FilteringHandle([node("n1", cpu="4")], victims, stores={PODS: victims[:1]})
+    plugin = plugin_for(handle, features={})
+    high = pod("high", requests={"cpu": "4"}, priority=10)
+    await plugin.post_filter(CycleState(), high, unschedulable_everywhere(handle))
+    await plugin.executor.drain()
+    assert sorted(c[3] for c in handle.client.calls if c[0] == "delete") == ["low0", "low1"]
+    assert handle.activated == [high] and plugin.pre_enqueue(high) is None
+
+
 async def test_a_failed_async_preemption_activates_the_preemptor() -> None:
     victims = [running(f"low{i}", "n1", cpu="2", priority=3 - i) for i in range(3)]
     handle = FilteringHandle([node("n1", cpu="6")], victims)

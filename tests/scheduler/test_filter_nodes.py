@@ -139,3 +139,19 @@ def test_a_plugin_whose_batch_raises_is_asked_node_by_node() -> None:
     got = [(s.plugin, s.reasons) if s else None for s in batch(infos)]
     want = [(s.plugin, s.reasons) if s else None for s in (fw.run_filter_plugins(state, pod, i) for i in infos)]
     assert got == want and ("NodeResourcesFit", ["Insufficient cpu"]) in got
+
+
+def test_a_short_node_answers_from_its_memo_until_a_pod_leaves_it() -> None:
+    profile = default_config({}).profiles[0]
+    infos = fakes.node_infos([fakes.node("full"), fakes.node("roomy")],
+                             [fakes.pod("hog", node_name="full", requests={"cpu": "3"})])
+    fw = Framework(profile, features={}, snapshot=Snapshot(infos))
+    fit = fw.plugins["NodeResourcesFit"]
+    pod = fakes.pod("big", requests={"cpu": "2"})
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, pod, infos)
+    first = fit.filter_nodes(state, pod, infos)
+    assert [(i, s.reasons) for i, s in first.items()] == [(0, ["Insufficient cpu"])]
+    assert fit.filter_nodes(state, pod, infos)[0] is first[0]  # the next attempt reads the verdict
+    infos[0].remove_pod(fakes.pod("hog", node_name="full"))
+    assert fit.filter_nodes(state, pod, infos) == {}

@@ -269,3 +269,63 @@ async def test_a_registration_naming_its_candidates_is_asked_only_about_those_po
     named.append(None)  # any pod may care (a deallocated claim frees devices for all)
     q.move_all_on_event(CLAIM_UPDATE, {}, {})
     assert sorted(asked) == ["a", "b", "c"]
+
+
+ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE)
+
+
+class PreemptingProfile(Profile):
+    """DefaultPreemption's shape: PreEnqueue holds the pods whose evictions are under way, and its
+    own hint on an assigned pod's deletion is Skip (the plugins that turned the pod down decide)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.preempting: set[str] = set()
+        self.events["Fit"] = [ClusterEventWithHint(NODE_ADD), ClusterEventWithHint(ASSIGNED_POD_DELETE)]
+        self.events["DefaultPreemption"] = [ClusterEventWithHint(ASSIGNED_POD_DELETE, lambda *_: QueueingHint.SKIP)]
+
+    def run_pre_enqueue_plugins(self, p: Obj) -> Status | None:
+        if p["metadata"]["uid"] in self.preempting:
+            return Status.unresolvable("waiting for the preemption for this pod to be finished").with_plugin(
+                "DefaultPreemption")
+        return super().run_pre_enqueue_plugins(p)
+
+
+async def test_a_preemptor_waits_gated_while_its_victims_go_and_returns_on_the_last_deletion() -> None:
+    clock, profile = Clock(), PreemptingProfile()
+    q = SchedulingQueue(PrioritySort().less, lambda p: profile, clock=clock)
+    q.add(pod("high", priority=10))
+    qpi = await pop(q)
+    profile.preempting.add(qpi.pod["metadata"]["uid"])  # PostFilter started the evictions
+    await fail(q, qpi, "Fit")
+    clock.now += 5  # past its backoff
+    q.move_all_on_event(ASSIGNED_POD_DELETE, pod("victim-1", node_name="n"), None)
+    assert q.where(qpi.pod) == "gated"  # the first victim went, the evictions are still under way
+    q.move_all_on_event(NODE_TAINT, node("n"), node("n"))
+    assert q.where(qpi.pod) == "gated"  # an event neither plugin registered leaves it
+    profile.preempting.clear()  # the last victim's deletion has started
+    q.move_all_on_event(ASSIGNED_POD_DELETE, pod("victim-2", node_name="n"), None)
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_activating_a_gated_preemptor_asks_its_gate_again() -> None:
+    clock, profile = Clock(), PreemptingProfile()
+    q = SchedulingQueue(PrioritySort().less, lambda p: profile, clock=clock)
+    q.add(pod("high", priority=10))
+    qpi = await pop(q)
+    profile.preempting.add(qpi.pod["metadata"]["uid"])
+    await fail(q, qpi, "Fit")
+    q.move_all_on_event(ASSIGNED_POD_DELETE, pod("victim", node_name="n"), None)
+    q.activate([qpi.pod])
+    assert q.where(qpi.pod) == "gated"  # still preempting: the gate holds
+    profile.preempting.clear()  # the evictions failed and ended: the plugin activates the pod
+    q.activate([qpi.pod])
+    assert q.where(qpi.pod) == "active"
+
+
+async def test_activation_does_not_open_a_scheduling_gate() -> None:
+    q, _ = make_queue()
+    gated = pod("g", spec={"schedulingGates": [{"name": "example.com/a"}]})
+    q.add(gated)
+    q.activate([gated])
+    assert q.where(gated) == "gated"

@@ -173,7 +173,7 @@ class Executor:
         task.add_done_callback(self._tasks.discard)
 
     async def _run(self, node_name: str, victims: list[Obj], preemptor: Obj, plugin: str, uid: str) -> None:
-        failed = False
+        failed = missed = False
         try:
             try:
                 await self.mark_groups(preemptor, victims)
@@ -202,11 +202,18 @@ class Executor:
                 except Exception as err:  # noqa: BLE001 - logged; the preemptor is reactivated below
                     log.error("error during async preemption of the last victim for %s: %s", uid, err)
                     failed = True
+                else:
+                    # The queue asks PreEnqueue again when the last victim's deletion event comes;
+                    # one that came before the victim was recorded here (someone else deleted it)
+                    # found the preemption still running and left the preemptor gated.
+                    last_key = f"{_meta(last).get('namespace', '')}/{_meta(last).get('name', '')}"
+                    missed = self.handle.store(PODS).get(last_key) is None
         finally:
             self._preempting.discard(uid)
             self._last_victim.pop(uid, None)
-        if failed:
-            # Without the deletions no event may ever wake the preemptor: put it back in activeQ.
+        if failed or missed:
+            # Without the deletions (or their events) nothing may ever wake the preemptor: put it
+            # back in activeQ, where PreEnqueue now lets it through.
             self.handle.activate([preemptor])
 
     def is_running(self, uid: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -46,14 +46,6 @@ def importance_key(pod: Obj, priority_of: PriorityOf = priority) -> tuple[int, f
     return (-priority_of(pod), start_time(pod))
 
 
-def earliest_start_of_highest_priority(victims: Sequence[Obj], priority_of: PriorityOf = priority) -> float | None:
-    """Among the victims with the highest priority, the earliest start (util.GetEarliestPodStartTime)."""
-    if not victims:
-        return None
-    top = max(priority_of(p) for p in victims)
-    return min(start_time(p) for p in victims if priority_of(p) == top)
-
-
 class Victims:
     """The pods to evict on one node (most important first) and how many of them break a PDB."""
 
@@ -73,24 +65,37 @@ ScoreFn = Callable[[str], float]
 
 def default_score_functions(nodes: Mapping[str, Victims], priority_of: PriorityOf = priority) -> list[ScoreFn]:
     """Upstream's criteria, each a score where higher wins, in the order they break ties."""
+    # Hundreds of candidates tie on the first criteria as often as not: each node's victim
+    # priorities are read once for all of them, not once per criterion.
+    priorities: dict[str, list[int]] = {}
+
+    def priorities_of(node: str) -> list[int]:
+        found = priorities.get(node)
+        if found is None:
+            found = priorities[node] = [priority_of(p) for p in nodes[node].pods]
+        return found
 
     def fewest_pdb_violations(node: str) -> float:
         return -nodes[node].num_pdb_violations
 
     def lowest_highest_priority(node: str) -> float:
-        return -priority_of(nodes[node].pods[0])
+        return -priorities_of(node)[0]
 
     def smallest_priority_sum(node: str) -> float:
         # Shift every priority to be non-negative, so that a node with a few negative-priority
         # victims does not beat one with fewer victims of the same priority.
-        return -sum(priority_of(p) + _INT32_MAX + 1 for p in nodes[node].pods)
+        return -sum(p + _INT32_MAX + 1 for p in priorities_of(node))
 
     def fewest_victims(node: str) -> float:
         return -len(nodes[node].pods)
 
     def latest_start_time(node: str) -> float:
-        earliest = earliest_start_of_highest_priority(nodes[node].pods, priority_of)
-        return float("-inf") if earliest is None else earliest
+        # Among the victims of the highest priority, the earliest start (util.GetEarliestPodStartTime).
+        values = priorities_of(node)
+        if not values:
+            return float("-inf")
+        top = max(values)
+        return min(start_time(p) for p, value in zip(nodes[node].pods, values) if value == top)
 
     return [fewest_pdb_violations, lowest_highest_priority, smallest_priority_sum, fewest_victims,
             latest_start_time]

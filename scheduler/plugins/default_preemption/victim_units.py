@@ -11,8 +11,9 @@ plugin's victim selection (`plugin.py`) removes and reprieves whole units.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from client import cache
@@ -41,11 +42,16 @@ class Unit:
     pods: list[PodInfo]
     priority: int
     pod_group: Obj | None = None
-    keys: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def is_group(self) -> bool:
         return self.pod_group is not None
+
+    @functools.cached_property
+    def keys(self) -> frozenset[str]:
+        """Its pods' keys, which tell one unit from another; made on first use (victim selection on
+        one node, the common case, never asks)."""
+        return frozenset(info.key for info in self.pods)
 
     def earliest_start(self) -> float:
         return min(ordering.start_time(info.pod) for info in self.pods)
@@ -94,13 +100,12 @@ def units_on_node(node: NodeInfo, preemptible: Callable[[PodInfo], bool], groups
             continue
         pod_group = groups.group_for(info.pod)
         if pod_group is None:
-            units.append(Unit([info], priority_of(info.pod), keys=frozenset([info.key])))
+            units.append(Unit([info], priority_of(info.pod)))
             continue
         key = _group_key(info.pod)
         if key in seen:
             continue
         seen.add(key)
         members = groups.members(key) or [info]
-        units.append(Unit(list(members), pod_priority.group_priority(pod_group), pod_group,
-                          frozenset(m.key for m in members)))
+        units.append(Unit(list(members), pod_priority.group_priority(pod_group), pod_group))
     return units

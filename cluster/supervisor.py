@@ -151,13 +151,15 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
                             token: str | None = None, ca_pem: bytes | None = None, embedded: bool = False,
                             only: tuple[str, ...] = builtin.NAMES, output: IO[Any] | int | None = None,
                             verbose: bool = False, settings: builtin.Settings | None = None,
-                            feature_gates: str = "", service_account_credentials: bool = True) -> Component:
+                            feature_gates: str = "", service_account_credentials: bool = True,
+                            prefetch_tokens: bool = True) -> Component:
     """Run the built-in controllers against the API server; returns something to `stop()`.
 
     `settings` (per controller, e.g. a shorter grace period) reach embedded controllers only;
     `feature_gates` (the controllers' part of the flag) both. Embedded, a bad gate raises ValueError.
     `service_account_credentials`: each controller writes as kube-system/<its account>, the
-    kubeconfig's identity (system:kube-controller-manager) only reads and asks for their tokens.
+    kubeconfig's identity (system:kube-controller-manager) only reads and asks for their tokens;
+    `prefetch_tokens` (embedded only): all of them at start rather than each when first needed.
     """
     gates = controller_features.parse(feature_gates)
     if not embedded:
@@ -176,7 +178,8 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
     client = RestClient(config, user_agent="haru-controllers/0.1")
     try:
         manager = await builtin.start(client, only, settings=settings, features=gates,
-                                      service_account_credentials=service_account_credentials)
+                                      service_account_credentials=service_account_credentials,
+                                      prefetch_tokens=prefetch_tokens)
     except BaseException:
         await client.close()
         raise

@@ -154,8 +154,13 @@ def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Set
 
 async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
                 settings: Settings | None = None, features: feature_gates.Features | None = None,
-                service_account_credentials: bool = False) -> Manager:
-    """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`)."""
+                service_account_credentials: bool = False, prefetch_tokens: bool = True) -> Manager:
+    """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`).
+
+    `prefetch_tokens`: every account and token is made once the caches filled, as
+    kube-controller-manager makes them at start; off, each controller's on its first request
+    (a test cluster's start-up then pays only for the few controllers that act at once).
+    """
     accounts = client_builder.ServiceAccountClients(client) if service_account_credentials else None
     client_for = (lambda name: accounts.client(ACCOUNTS[name])) if accounts is not None else None
     manager = Manager(client, controllers(client, only, settings, features, client_for),
@@ -166,7 +171,7 @@ async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: i
     except BaseException:
         await manager.stop()
         raise
-    if accounts is not None:
+    if accounts is not None and prefetch_tokens:
         # After the caches filled, so the tokens do not compete with the initial lists; any
         # controller that writes before then fetches its own token first.
         accounts.prefetch()

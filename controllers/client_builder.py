@@ -49,8 +49,9 @@ class ServiceAccountClients:
             # Only the server and its CA: a client certificate would authenticate before the token.
             config = Config(server=root.server, ca_pem=root.ca_pem, insecure=root.insecure, namespace=root.namespace)
             self._sources[account] = source
-            self.clients[account] = RestClient(config, user_agent=f"{self.root.user_agent}/{username(account, self.namespace)}",
-                                               timeout=self.root.timeout, retry=self.root.retry, token_source=source)
+            agent = f"{self.root.user_agent}/{username(account, self.namespace)}"  # upstream's AddUserAgent
+            self.clients[account] = RestClient(config, user_agent=agent, timeout=self.root.timeout,
+                                               retry=self.root.retry, token_source=source)
         return self.clients[account]
 
     def prefetch(self) -> None:

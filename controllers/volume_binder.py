@@ -303,7 +303,8 @@ class VolumeBinder:
             if claim == pvc:
                 return pvc
             try:
-                return await self.client.update(PERSISTENTVOLUMECLAIMS, claim, meta["namespace"], subresource=subresource)
+                return await self.client.update(PERSISTENTVOLUMECLAIMS, claim, meta["namespace"],
+                                                subresource=subresource)
             except errors.APIError as exc:
                 if not errors.is_conflict(exc) or attempt:
                     raise

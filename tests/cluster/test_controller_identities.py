@@ -62,9 +62,10 @@ def test_each_controller_writes_as_its_own_service_account(tmp_path: Path) -> No
         apps.create_namespaced_deployment("default", _deployment("web"))
         _until(lambda: (apps.read_namespaced_deployment_status("web", "default").status.available_replicas or 0) == 2,
                "the Deployment's two pods are not available")
+        writes = (("create", "replicasets", ""), ("create", "pods", ""), ("update", "deployments", "status"),
+                  ("update", "replicasets", "status"))
         writers = {(verb, resource, sub): {u for u, v, r, s, _ in seen if (v, r, s) == (verb, resource, sub)}
-                   for verb, resource, sub in (("create", "replicasets", ""), ("create", "pods", ""),
-                                               ("update", "deployments", "status"), ("update", "replicasets", "status"))}
+                   for verb, resource, sub in writes}
         assert writers == {("create", "replicasets", ""): {ACCOUNT + "deployment-controller"},
                            ("create", "pods", ""): {ACCOUNT + "replicaset-controller"},
                            ("update", "deployments", "status"): {ACCOUNT + "deployment-controller"},

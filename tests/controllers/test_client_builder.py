@@ -27,8 +27,8 @@ async def _whoami(client: RestClient) -> str:
 
 
 async def test_each_account_gets_its_own_service_account_and_token(tmp_path: Path) -> None:
-    running = await runner.start(str(tmp_path / "data"), port=0, admin_token=ADMIN, authentication=authn_options.Options(
-        admin_token=ADMIN, service_account_key_file=str(tmp_path / "sa.key")))
+    authentication = authn_options.Options(admin_token=ADMIN, service_account_key_file=str(tmp_path / "sa.key"))
+    running = await runner.start(str(tmp_path / "data"), port=0, admin_token=ADMIN, authentication=authentication)
     root = RestClient(Config.for_url(running.url, ADMIN), user_agent="test")
     accounts = client_builder.ServiceAccountClients(root)
     try:

@@ -1,7 +1,8 @@
 """Who the controllers are in an embedded cluster, driven with the Python client: with
 `--use-service-account-credentials` (on, as kubeadm sets it) a Deployment's ReplicaSet is created
 as system:serviceaccount:kube-system:deployment-controller and its pods as the ReplicaSet
-controller's account, and none of the controllers' requests is refused; with it off they arrive
+controller's account, a claim's volume as the PV binder's, and none of the controllers' requests
+is refused; with it off they arrive
 as system:kube-controller-manager. The nodes host's shared client, haru:nodes-host, reads pods and
 may not delete a namespace. The server's authorizer is wrapped to record every decision."""
 
@@ -60,8 +61,17 @@ def test_each_controller_writes_as_its_own_service_account(tmp_path: Path) -> No
         seen = _record(cluster)
         apps, core = pyclient.AppsV1Api(api), pyclient.CoreV1Api(api)
         apps.create_namespaced_deployment("default", _deployment("web"))
+        # The volume binder provisions and binds with its role's verbs (update, not patch, of claims).
+        pyclient.StorageV1Api(api).create_storage_class({"metadata": {"name": "local"},
+                                                         "provisioner": "haru.dev/hostpath"})
+        core.create_namespaced_persistent_volume_claim("default", {"metadata": {"name": "data"}, "spec": {
+            "storageClassName": "local", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
         _until(lambda: (apps.read_namespaced_deployment_status("web", "default").status.available_replicas or 0) == 2,
                "the Deployment's two pods are not available")
+        _until(lambda: core.read_namespaced_persistent_volume_claim("data", "default").status.phase == "Bound",
+               "the claim is not bound")
+        assert {u for u, v, r, s, _ in seen if (v, r, s) == ("create", "persistentvolumes", "")} == {
+            ACCOUNT + "persistent-volume-binder"}
         writes = (("create", "replicasets", ""), ("create", "pods", ""), ("update", "deployments", "status"),
                   ("update", "replicasets", "status"))
         writers = {(verb, resource, sub): {u for u, v, r, s, _ in seen if (v, r, s) == (verb, resource, sub)}

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from admission import assembly
 from apiserver import runner
-from apiserver.authentication import options as authn_options
+from apiserver.authentication import options as authn_options, signing_key
 from client import errors as client_errors
 from client import event_loop
 from client import kubeconfig as client_kubeconfig
@@ -127,8 +127,10 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
     # The co-processes' own identities (identities.py): bearer tokens, their socket being plain HTTP.
     components = [(identities.SCHEDULER, ""), (identities.CONTROLLERS, ""), (identities.NODES_HOST, "")]
     tokens_path, tokens = identities.token_file(data_dir, components + [("node", s.name) for s in shapes])
-    authentication = authn_options.Options(admin_token=token,
-                                           service_account_key_file=os.path.join(data_dir, "pki", "sa.key"),
+    key_path = os.path.join(data_dir, "pki", "sa.key")
+    signing = (asyncio.ensure_future(asyncio.to_thread(_service_account_key, key_path))
+               if options.service_account_credentials else None)
+    authentication = authn_options.Options(admin_token=token, service_account_key_file=key_path,
                                            token_auth_file=tokens_path)
     # The optional admission plugins run, as under `haru up` (a pod's ServiceAccount must exist).
     # No up-front disk reserve: it speeds up the durable commits of a long-lived store, but its 64
@@ -138,6 +140,8 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
                                  priority_and_fairness=options.priority_and_fairness, store_reserve_bytes=0,
                                  authentication=authentication)
     parts.append(running)
+    if signing is not None:
+        await signing  # before anything asks for a token: the server reads the file on first use
     ca_pem = pki.ca_pem()
     path = os.path.join(data_dir, "kubeconfig")
     kubeconfig.write(path, running.url, token, ca_pem, pki.admin_certificate())
@@ -184,6 +188,34 @@ async def _start(data_dir: str, options: Options, parts: list[Any]) -> tuple[str
         if "serviceaccount" in options.controllers:
             await _wait_default_service_account(rest)
     return running.url, path, token, ca_pem, [s.name for s in shapes]
+
+
+# The controllers' tokens need the service-account key, which the server makes only when first
+# asked: RSA, 0.05-0.3 s of CPU. The first embedded cluster of a process makes it on a thread while
+# its server starts (the C code releases the GIL), and the next ones are given the same key, as a
+# test session starts many clusters: a token still names its ServiceAccount's uid, so one
+# cluster's tokens are refused by another. A data dir that has a key keeps it.
+_KEY_LOCK = threading.Lock()
+_shared_key: dict[str, bytes] = {}  # ".key" and ".pub" -> PEM
+
+
+def _service_account_key(path: str) -> None:
+    base = os.path.splitext(path)[0]
+    with _KEY_LOCK:
+        if os.path.exists(path):
+            return
+        if not _shared_key:
+            signing_key.SigningKey(path).kid  # made and written, sa.pub beside it
+            for suffix in (".key", ".pub"):
+                with open(base + suffix, "rb") as f:
+                    _shared_key[suffix] = f.read()
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        for suffix in (".pub", ".key"):
+            partial = base + suffix + ".partial"
+            with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                f.write(_shared_key[suffix])
+            os.replace(partial, base + suffix)
 
 
 async def _start_nodes(admin_path: str, host_path: str, data_dir: str, shapes: list[pools.NodeShape],

@@ -64,8 +64,9 @@ def test_each_controller_writes_as_its_own_service_account(tmp_path: Path) -> No
         # The volume binder provisions and binds with its role's verbs (update, not patch, of claims).
         pyclient.StorageV1Api(api).create_storage_class({"metadata": {"name": "local"},
                                                          "provisioner": "haru.dev/hostpath"})
-        core.create_namespaced_persistent_volume_claim("default", {"metadata": {"name": "data"}, "spec": {
-            "storageClassName": "local", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
+        claim = {"storageClassName": "local", "accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": "1Gi"}}}
+        core.create_namespaced_persistent_volume_claim("default", {"metadata": {"name": "data"}, "spec": claim})
         _until(lambda: (apps.read_namespaced_deployment_status("web", "default").status.available_replicas or 0) == 2,
                "the Deployment's two pods are not available")
         _until(lambda: core.read_namespaced_persistent_volume_claim("data", "default").status.phase == "Bound",

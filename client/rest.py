@@ -5,7 +5,7 @@ strategic, apply), DELETE and DeleteCollection, plus `get_path` for discovery do
 non-2xx answer, and an ERROR event inside a watch, raises `errors.APIError` carrying the Status.
 Requests are retried as `retrying.Retry` says (429 and Retry-After, lost connections on reads).
 Used by `listwatch.ListWatch`, `discovery.Discovery` and directly by controllers; the connection
-settings come from `kubeconfig.Config`.
+settings come from `kubeconfig.Config`, or the bearer token per request from a `token_source`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import msgspec
 from client import errors, retrying
 from client.kubeconfig import Config
 from client.resources import Resource
+from client.token_source import TokenSource
 
 JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -49,8 +50,10 @@ def _query(**params: Any) -> list[tuple[str, str]]:
 
 class RestClient:
     def __init__(self, config: Config, *, user_agent: str = "haru-client/0.1", timeout: float = 30.0,
-                 retry: retrying.Retry = retrying.Retry()) -> None:
+                 retry: retrying.Retry = retrying.Retry(), token_source: TokenSource | None = None) -> None:
         self.config = config
+        # A bearer token that changes (a controller's service-account token): asked per request.
+        self.token_source = token_source
         self.user_agent = user_agent
         self.timeout = timeout
         self.retry = retry
@@ -95,9 +98,11 @@ class RestClient:
             try:
                 session = self.session
                 assert self._in_flight is not None
+                await self._authorize(headers)
                 async with self._in_flight, session.request(method, self.config.server + path, params=params,
                                                             data=data, headers=headers, timeout=timeout) as resp:
                     raw = await resp.read()
+                    self._answered(resp.status)
                     if resp.status < 300:
                         if accept.startswith("text/"):  # /metrics, logs: the body as text
                             return raw.decode(errors="replace")
@@ -112,6 +117,15 @@ class RestClient:
                     raise
             attempt += 1
             await asyncio.sleep(delay)
+
+    async def _authorize(self, headers: dict[str, str]) -> None:
+        if self.token_source is not None:
+            headers["Authorization"] = f"Bearer {await self.token_source.token()}"
+
+    def _answered(self, status: int) -> None:
+        # client-go's ResettableTokenSourceWrapTransport: a 401 means the token is no good any more.
+        if status == 401 and self.token_source is not None:
+            self.token_source.reset()
 
     async def get_path(self, path: str) -> Any:
         return await self.request("GET", path)
@@ -147,8 +161,10 @@ class RestClient:
         # No read timeout: a quiet watch is healthy; the server ends it after timeoutSeconds.
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.timeout)
         headers = {"Accept": METADATA_OBJECT if metadata_only else JSON}
+        await self._authorize(headers)
         async with self.session.get(self.config.server + resource.path(namespace), params=query,
                                     headers=headers, timeout=timeout) as resp:
+            self._answered(resp.status)
             if resp.status >= 300:
                 raise errors.APIError.from_status(resp.status, _decode_or_text(await resp.read()))
             async for event in _events(resp.content):

@@ -38,13 +38,15 @@ CLIENT_DAYS = 365  # kubeadm's client certificate validity
 
 def component_identity(component: str, node_name: str = "") -> tuple[str, tuple[str, ...]]:
     """(CN, O) of upstream's per-component credentials, for `Pki.client_certificate` (kubeadm's
-    scheduler.conf, controller-manager.conf, and each kubelet's system:node:<name> in system:nodes)."""
+    scheduler.conf, controller-manager.conf, and each kubelet's system:node:<name> in system:nodes),
+    and of the nodes host's shared client."""
     if component == "node":
         if not node_name:
             raise ValueError("a node identity needs the node's name")
         return f"system:node:{node_name}", ("system:nodes",)
+    # haru:nodes-host is haru's own: the hollow nodes' process reads for all its kubelets at once.
     identities = {"scheduler": "system:kube-scheduler", "controllers": "system:kube-controller-manager",
-                  "kube-proxy": "system:kube-proxy"}
+                  "kube-proxy": "system:kube-proxy", "nodes-host": "haru:nodes-host"}
     if component not in identities:
         raise ValueError(f"no upstream identity for component {component!r}")
     return identities[component], ()

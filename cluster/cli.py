@@ -6,7 +6,8 @@ kubeconfig is written only once the server has answered a request, then one line
 the foreground until SIGINT/SIGTERM, then stops cleanly. The controllers (namespace lifecycle,
 garbage collector), the scheduler and the hollow nodes (`python -m nodes`: 4 nodes in 2 racks, 8
 virtual H100 on 2, or `--nodes`/`--gpus-per-node`/`--gpu-model`, or `-f cluster.yaml`) run as supervised
-co-processes, or as tasks with `--embedded`. Progress lines come while it starts; once every node
+co-processes, or as tasks with `--embedded`, each with its own identity, never the admin's
+(`identities.py`). Progress lines come while it starts; once every node
 is Ready a one-screen summary follows (`summary.py`). Flags kube-apiserver refuses (a bad or
 locked feature gate, admission manifests with their gate off) and a malformed cluster file stop it
 before it starts. The scheduler (`python -m scheduler`, with `--scheduler-config`, `--scheduler-name`,
@@ -39,7 +40,7 @@ from apiserver.authorization import chain as authz_chain
 from apiserver.authentication import options as authn_options, token_file
 from apiserver.features import FeatureGates
 from client import errors as client_errors
-from client import event_loop
+from client import event_loop, flag_values
 from client import kubeconfig as client_kubeconfig
 from client.rest import RestClient
 from cluster import admin_binding, certs, identities, kubeconfig, summary, supervisor
@@ -100,19 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _bool_flag(raw: str) -> bool:
-    """A Go-style boolean flag value (--enable-priority-and-fairness=false)."""
-    value = raw.strip().lower()
-    if value in ("true", "t", "1"):
-        return True
-    if value in ("false", "f", "0"):
-        return False
-    raise argparse.ArgumentTypeError(f'invalid boolean value "{raw}"')
-
-
 def _add_flow_control_flags(up: argparse.ArgumentParser) -> None:
     """kube-apiserver's API Priority and Fairness flags, same names, meaning and defaults."""
-    up.add_argument("--enable-priority-and-fairness", type=_bool_flag, default=True, metavar="BOOL",
+    up.add_argument("--enable-priority-and-fairness", type=flag_values.go_bool, default=True, metavar="BOOL",
                     help="classify and queue requests by FlowSchema and priority level (API Priority and Fairness; "
                          "default true)")
     up.add_argument("--max-requests-inflight", type=int, default=400, metavar="N",
@@ -248,13 +239,21 @@ async def up(args: argparse.Namespace) -> int:
             await admin_binding.ensure(client)
             if args.record_results and pki:
                 await identities.grant_result_recording(client)
+            if shapes and pki:
+                await identities.grant_nodes_host(client)
         path = os.path.abspath(args.kubeconfig or os.path.join(data_dir, "kubeconfig"))
         kubeconfig.write(path, running.url, token, ca_pem, pki.admin_certificate() if pki else None)
         print(f"haru is serving {running.url}; kubeconfig: {path}", flush=True)
         # The controllers are ordinary API clients; they start after the kubeconfig they read exists.
+        # They are system:kube-controller-manager, with its own certificate (kubeadm's
+        # controller-manager.conf), and each controller then its own ServiceAccount. Over --http
+        # (no authentication, every caller is the admin) they keep the admin's kubeconfig, as the
+        # scheduler and the nodes do.
+        controllers_path = (identities.write_certificate_kubeconfig(pki, data_dir, running.url, identities.CONTROLLERS)
+                            if pki else path)
         controllers = await supervisor.start_controllers(
-            path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates),
-            only=controller_builtin.select(args.controllers))
+            controllers_path, embedded=args.embedded, feature_gates=controller_features.select(args.feature_gates),
+            only=controller_builtin.select(args.controllers), service_account_credentials=pki is not None)
         componentstatuses.register(running.server, "controller-manager", controllers.health)
         # The co-process's /healthz and /metrics (plain HTTP): a free port, shown in the summary.
         scheduler_port = None if args.embedded else supervisor.free_port()
@@ -269,14 +268,16 @@ async def up(args: argparse.Namespace) -> int:
         componentstatuses.register(running.server, "scheduler", scheduler.health)
         if shapes:
             _progress(f"starting {len(shapes)} hollow nodes")
-            # Each kubelet is system:node:<name> with its own certificate (kubeadm's kubelet.conf).
-            kubelets_dir = None
+            # Each kubelet is system:node:<name> with its own certificate (kubeadm's kubelet.conf);
+            # what the nodes process reads for all of them, as haru:nodes-host.
+            kubelets_dir, host_path = None, path
             if pki:
                 for shape in shapes:
                     identities.write_certificate_kubeconfig(pki, data_dir, running.url, "node", shape.name)
                 kubelets_dir = os.path.join(data_dir, "kubelets")
+                host_path = identities.write_certificate_kubeconfig(pki, data_dir, running.url, identities.NODES_HOST)
             nodes = await supervisor.start_nodes(
-                path, shapes=shapes, shape_args=_shape_args(args), kubelet_port=supervisor.free_port(),
+                host_path, shapes=shapes, shape_args=_shape_args(args), kubelet_port=supervisor.free_port(),
                 state_dir=os.path.join(data_dir, "nodes"), grace_scale=grace_scale, embedded=args.embedded,
                 kubelet_kubeconfig_dir=kubelets_dir)
             async with RestClient(config, user_agent="haru-up") as client:

@@ -1,12 +1,16 @@
 """The co-processes' own credentials: who each one is to the API server, instead of the admin.
 
-Upstream's identities (`certs.component_identity`): `system:kube-scheduler`, and `system:node:<name>`
-in `system:nodes` per kubelet. Over HTTPS (`haru up`) a client certificate signed by the cluster
-CA in its own kubeconfig, as kubeadm's scheduler.conf and kubelet.conf (`DATA_DIR/scheduler.kubeconfig`,
-`DATA_DIR/kubelets/<node>.kubeconfig`); on the embedded cluster's plain-HTTP loopback socket a
-static bearer token (`pki/component-tokens.csv`, `--token-auth-file` format). The controllers
-and the nodes host's shared reads still run as the admin (issue 14). Called by `cli.up`
-(also `grant_result_recording` for `--record-results`) and `embedded._start`.
+Upstream's identities (`certs.component_identity`): `system:kube-scheduler`,
+`system:kube-controller-manager` (whose controllers then act as their own ServiceAccounts,
+`controllers/client_builder.py`), and `system:node:<name>` in `system:nodes` per kubelet; and
+haru's `haru:nodes-host`, the hollow nodes' process reading for all its kubelets (`nodes/host.py`),
+with only what those reads need (`nodes_host_grant`). Over HTTPS (`haru up`) a client certificate
+signed by the cluster CA in its own kubeconfig, as kubeadm's scheduler.conf, controller-manager.conf
+and kubelet.conf (`DATA_DIR/scheduler.kubeconfig`, `DATA_DIR/controllers.kubeconfig`,
+`DATA_DIR/nodes-host.kubeconfig`, `DATA_DIR/kubelets/<node>.kubeconfig`); on the embedded
+cluster's plain-HTTP loopback socket a static bearer token (`pki/component-tokens.csv`,
+`--token-auth-file` format). Called by `cli.up` (also `grant_result_recording` for
+`--record-results`) and `embedded._start`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from cluster import certs, kubeconfig
 
 TOKENS_FILE = "component-tokens.csv"
 SCHEDULER = "scheduler"
+CONTROLLERS = "controllers"
+NODES_HOST = "nodes-host"
 
 
 def kubeconfig_path(data_dir: str, component: str, node_name: str = "") -> str:
@@ -64,28 +70,65 @@ def write_token_kubeconfig(data_dir: str, url: str, component: str, token: str, 
     return path
 
 
-# `--record-results` writes each pod's plugin answers into its annotations (kube-scheduler-simulator's
-# recorder); upstream's system:kube-scheduler may write only pods/status, so haru up grants this one
-# extra verb, visibly, by its own ClusterRole and binding, and only when the flag asks for it.
-RESULTS_ROLE = "haru:scheduler-results"
-_RBAC = "/apis/rbac.authorization.k8s.io/v1"
+_RBAC_GROUP = "rbac.authorization.k8s.io"
+_RBAC = f"/apis/{_RBAC_GROUP}/v1"
+Grant = list[tuple[str, dict[str, object]]]
 
 
-def results_grant() -> list[tuple[str, dict[str, object]]]:
-    user, _ = certs.component_identity(SCHEDULER)
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": RESULTS_ROLE},
-            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]}
-    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-               "metadata": {"name": RESULTS_ROLE},
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": RESULTS_ROLE},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]}
+def _grant(name: str, component: str, rules: list[dict[str, object]]) -> Grant:
+    """A ClusterRole `name` with `rules` and its ClusterRoleBinding to the component's user."""
+    user, _ = certs.component_identity(component)
+    role = {"apiVersion": f"{_RBAC_GROUP}/v1", "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules}
+    binding = {"apiVersion": f"{_RBAC_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+               "roleRef": {"apiGroup": _RBAC_GROUP, "kind": "ClusterRole", "name": name},
+               "subjects": [{"apiGroup": _RBAC_GROUP, "kind": "User", "name": user}]}
     return [(f"{_RBAC}/clusterroles", role), (f"{_RBAC}/clusterrolebindings", binding)]
 
 
-async def grant_result_recording(client: RestClient) -> None:
-    for path, body in results_grant():
+async def _ensure(client: RestClient, grant: Grant) -> None:
+    for path, body in grant:
         try:
             await client.request("POST", path, body=body)
         except client_errors.APIError as err:
             if err.code != 409:
                 raise
+
+
+# `--record-results` writes each pod's plugin answers into its annotations (kube-scheduler-simulator's
+# recorder); upstream's system:kube-scheduler may write only pods/status, so haru up grants this one
+# extra verb, visibly, by its own ClusterRole and binding, and only when the flag asks for it.
+RESULTS_ROLE = "haru:scheduler-results"
+
+
+def results_grant() -> Grant:
+    return _grant(RESULTS_ROLE, SCHEDULER, [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}])
+
+
+async def grant_result_recording(client: RestClient) -> None:
+    await _ensure(client, results_grant())
+
+
+# The nodes host's shared client (`nodes/host.py`): one pod feed and one Node watch for every
+# kubelet, the DRA driver's slices and claim statuses, the labels a kubelet may not set on its own
+# Node, PodGroup lookups, and the kubelet endpoint's token and access reviews. Upstream has no such
+# identity (each kubelet watches its own pods as system:node:<name>); this role is that deviation,
+# and nothing more: it may not, for one, delete anything but its ResourceSlices.
+NODES_HOST_ROLE = "haru:nodes-host"
+
+
+def nodes_host_grant() -> Grant:
+    return _grant(NODES_HOST_ROLE, NODES_HOST, [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch", "watch"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
+         "verbs": ["create", "delete", "list", "update"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"], "verbs": ["patch"]},
+        {"apiGroups": ["scheduling.k8s.io"], "resources": ["podgroups"], "verbs": ["get"]},
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ])
+
+
+async def grant_nodes_host(client: RestClient) -> None:
+    await _ensure(client, nodes_host_grant())

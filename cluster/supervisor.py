@@ -6,7 +6,8 @@ nodes, either as child processes or as tasks in the caller's event loop.
 unasked, stopped with SIGTERM then SIGKILL); with `embedded=True` it runs the same controllers as
 asyncio tasks over the kubeconfig, or over a URL, token and CA. Either way the caller gets an
 object with `async stop()`. The controllers themselves live in `controllers/builtin.py`.
-`--feature-gates` reaches the controllers too (their part of it: `controllers/features.py`).
+`--feature-gates` reaches the controllers too (their part of it: `controllers/features.py`), and
+`--use-service-account-credentials` is on, as kubeadm sets it: each controller its own identity.
 `start_scheduler(...)` does the same for `python -m scheduler` (passing `--feature-gates`,
 `--config`, `--scheduler-name` and `--record-results` through; `scheduler/scheduler.py`).
 `start_nodes(...)` does the same for `python -m nodes` (the kubelets live in `nodes/host.py`);
@@ -137,10 +138,12 @@ class EmbeddedControllers:
 
 
 def controllers_argv(kubeconfig_path: str, *, feature_gates: str = "", python: str = sys.executable,
-                     verbose: bool = False) -> list[str]:
+                     verbose: bool = False, service_account_credentials: bool = True) -> list[str]:
     argv = [python, "-m", "controllers", "--kubeconfig", kubeconfig_path]
     if feature_gates:
         argv += ["--feature-gates", feature_gates]
+    if service_account_credentials:
+        argv.append("--use-service-account-credentials")
     return argv + ["--verbose"] if verbose else argv
 
 
@@ -148,17 +151,22 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
                             token: str | None = None, ca_pem: bytes | None = None, embedded: bool = False,
                             only: tuple[str, ...] = builtin.NAMES, output: IO[Any] | int | None = None,
                             verbose: bool = False, settings: builtin.Settings | None = None,
-                            feature_gates: str = "") -> Component:
+                            feature_gates: str = "", service_account_credentials: bool = True,
+                            prefetch_tokens: bool = True) -> Component:
     """Run the built-in controllers against the API server; returns something to `stop()`.
 
     `settings` (per controller, e.g. a shorter grace period) reach embedded controllers only;
     `feature_gates` (the controllers' part of the flag) both. Embedded, a bad gate raises ValueError.
+    `service_account_credentials`: each controller writes as kube-system/<its account>, the
+    kubeconfig's identity (system:kube-controller-manager) only reads and asks for their tokens;
+    `prefetch_tokens` (embedded only): all of them at start rather than each when first needed.
     """
     gates = controller_features.parse(feature_gates)
     if not embedded:
         if kubeconfig_path is None:
             raise ValueError("the controllers co-process reads a kubeconfig: pass kubeconfig_path")
-        argv = controllers_argv(kubeconfig_path, feature_gates=feature_gates, verbose=verbose)
+        argv = controllers_argv(kubeconfig_path, feature_gates=feature_gates, verbose=verbose,
+                                service_account_credentials=service_account_credentials)
         argv += ["--controllers", ",".join(only)]
         return await CoProcess("controllers", argv, output=output).start()
     if kubeconfig_path is not None:
@@ -169,7 +177,9 @@ async def start_controllers(kubeconfig_path: str | None = None, *, url: str | No
         raise ValueError("pass kubeconfig_path, or url (with token and ca_pem as needed)")
     client = RestClient(config, user_agent="haru-controllers/0.1")
     try:
-        manager = await builtin.start(client, only, settings=settings, features=gates)
+        manager = await builtin.start(client, only, settings=settings, features=gates,
+                                      service_account_credentials=service_account_credentials,
+                                      prefetch_tokens=prefetch_tokens)
     except BaseException:
         await client.close()
         raise

@@ -2,7 +2,9 @@
 
 Connects with the kubeconfig (any cluster, not only haru), retries until the API server answers,
 runs until SIGTERM or SIGINT and then stops cleanly (exit 0). A bad `--feature-gates` value
-stops it first (exit 1, kube-controller-manager's text). `cluster/supervisor.py` starts it
+stops it first (exit 1, kube-controller-manager's text). `--use-service-account-credentials`
+(kube-controller-manager's flag, off by default as there; kubeadm and haru turn it on) gives each
+controller its own ServiceAccount token (`client_builder.py`). `cluster/supervisor.py` starts it
 and restarts it if it crashes; `builtin.py` says which controllers run.
 """
 
@@ -13,7 +15,7 @@ import gc
 import logging
 import sys
 
-from client import kubeconfig, startup
+from client import flag_values, kubeconfig, startup
 from client.rest import RestClient
 from client import event_loop
 from controllers import builtin, features as feature_gates
@@ -30,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="concurrent reconciles per controller (default: kube-controller-manager's per controller)")
     parser.add_argument("--feature-gates", default="",
                         help="kube-controller-manager syntax, e.g. WorkloadWithJob=false")
+    parser.add_argument("--use-service-account-credentials", type=flag_values.go_bool, nargs="?", const=True,
+                        default=False, metavar="BOOL",
+                        help="each controller acts as its own ServiceAccount kube-system/<controller> (default false)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (default WARNING)")
     return parser
 
@@ -53,7 +58,8 @@ async def _main(args: argparse.Namespace) -> int:
     async with RestClient(config, user_agent="haru-controllers/0.1") as client:
         if not await startup.wait_for_server(client, stop):
             return 0
-        await builtin.run(client, stop, only, workers=args.workers, features=gates)
+        await builtin.run(client, stop, only, workers=args.workers, features=gates,
+                          service_account_credentials=args.use_service_account_credentials)
     return 0
 
 

@@ -7,7 +7,10 @@ taint eviction, PodGC, the kube-root-ca.crt publisher, disruption, EndpointSlice
 ReplicationController, HorizontalPodAutoscaler),
 each with its keyword settings from `settings[name]` (tests shorten the rechecks) and, for the
 gated ones, the `features` (`features.py`); `start` runs a
-`manager.Manager` over them; `run` also waits for `stop` and shuts down. Called by
+`manager.Manager` over them; `run` also waits for `stop` and shuts down. With
+`service_account_credentials` (kube-controller-manager's --use-service-account-credentials) each
+controller writes as its own ServiceAccount, `ACCOUNTS[name]` (`client_builder.py`), while the
+shared informers read with the given client; without, every controller uses that client. Called by
 `python -m controllers` (`__main__.py`) and by `cluster/supervisor.py` when embedded in `haru up`.
 """
 
@@ -18,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from client.rest import RestClient
-from controllers import features as feature_gates
+from controllers import client_builder, features as feature_gates
 from controllers.cron_job import CronJobController
 from controllers.daemon_set import DaemonSetController
 from controllers.deployment import DeploymentController
@@ -72,6 +75,34 @@ CONTROLLERS: dict[str, Callable[..., Controller]] = {
     "horizontal-pod-autoscaler": HorizontalPodAutoscalerController,
 }
 NAMES = tuple(CONTROLLERS)
+# The ServiceAccount (kube-system/<name>) each controller acts as, the name kube-controller-manager's
+# client builder asks for and its bootstrap role system:controller:<name> is bound to. Upstream's
+# taint-eviction controller uses the node controller's, as its node-lifecycle controller does.
+ACCOUNTS = {
+    "namespace": "namespace-controller",
+    "garbage-collector": "generic-garbage-collector",
+    "serviceaccount": "service-account-controller",
+    "resource-claim": "resource-claim-controller",
+    "device-taint-eviction": "device-taint-eviction-controller",
+    "replicaset": "replicaset-controller",
+    "deployment": "deployment-controller",
+    "job": "job-controller",
+    "ttl-after-finished": "ttl-after-finished-controller",
+    "cronjob": "cronjob-controller",
+    "statefulset": "statefulset-controller",
+    "daemonset": "daemon-set-controller",
+    "persistentvolume-binder": "persistent-volume-binder",
+    "node-lifecycle": "node-controller",
+    "taint-eviction": "node-controller",
+    "pod-garbage-collector": "pod-garbage-collector",
+    "root-ca-certificate-publisher": "root-ca-cert-publisher",
+    "clusterrole-aggregation": "clusterrole-aggregation-controller",
+    "disruption": "disruption-controller",
+    "endpointslice": "endpointslice-controller",
+    "endpoint": "endpoint-controller",
+    "replicationcontroller": "replication-controller",
+    "horizontal-pod-autoscaler": "horizontal-pod-autoscaler",
+}
 
 
 def select(flag: str) -> tuple[str, ...]:
@@ -110,30 +141,48 @@ DEFAULT_WORKERS = 2
 
 
 def controllers(client: RestClient, only: tuple[str, ...] = NAMES, settings: Settings | None = None,
-                features: feature_gates.Features | None = None) -> list[Controller]:
+                features: feature_gates.Features | None = None,
+                client_for: Callable[[str], RestClient] | None = None) -> list[Controller]:
+    """`client_for(name)`: the client controller `name` acts with (default: `client` for all)."""
     settings = settings or {}
     gates = dict(feature_gates.defaults() if features is None else features)
     # A test's settings may name `features` for one controller; they win over the shared gates.
-    return [factory(client, **{**({"features": gates} if name in GATED else {}), **settings.get(name, {})})
+    return [factory(client_for(name) if client_for else client,
+                    **{**({"features": gates} if name in GATED else {}), **settings.get(name, {})})
             for name, factory in CONTROLLERS.items() if name in only]
 
 
 async def start(client: RestClient, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
-                settings: Settings | None = None, features: feature_gates.Features | None = None) -> Manager:
-    """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`)."""
-    manager = Manager(client, controllers(client, only, settings, features), workers=workers or DEFAULT_WORKERS,
-                      workers_for=WORKERS if workers is None else None)
+                settings: Settings | None = None, features: feature_gates.Features | None = None,
+                service_account_credentials: bool = False, prefetch_tokens: bool = True) -> Manager:
+    """`workers` given: that many for every controller; else upstream's numbers (`WORKERS`).
+
+    `prefetch_tokens`: every account and token is made once the caches filled, as
+    kube-controller-manager makes them at start; off, each controller's on its first request
+    (a test cluster's start-up then pays only for the few controllers that act at once).
+    """
+    accounts = client_builder.ServiceAccountClients(client) if service_account_credentials else None
+    client_for = (lambda name: accounts.client(ACCOUNTS[name])) if accounts is not None else None
+    manager = Manager(client, controllers(client, only, settings, features, client_for),
+                      workers=workers or DEFAULT_WORKERS, workers_for=WORKERS if workers is None else None,
+                      closing=[accounts.close] if accounts is not None else [])
     try:
         await manager.start()
     except BaseException:
         await manager.stop()
         raise
+    if accounts is not None and prefetch_tokens:
+        # After the caches filled, so the tokens do not compete with the initial lists; any
+        # controller that writes before then fetches its own token first.
+        accounts.prefetch()
     return manager
 
 
 async def run(client: RestClient, stop: asyncio.Event, only: tuple[str, ...] = NAMES, *, workers: int | None = None,
-              settings: Settings | None = None, features: feature_gates.Features | None = None) -> None:
-    manager = await start(client, only, workers=workers, settings=settings, features=features)
+              settings: Settings | None = None, features: feature_gates.Features | None = None,
+              service_account_credentials: bool = False) -> None:
+    manager = await start(client, only, workers=workers, settings=settings, features=features,
+                          service_account_credentials=service_account_credentials)
     try:
         await stop.wait()
     finally:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from client.errors import APIError
@@ -25,7 +25,9 @@ log = logging.getLogger("haru.controllers")
 
 
 class ControllerContext:
-    """What one controller may use from the manager: the client, its queue, and informers."""
+    """What one controller may use from the manager: the manager's client (the shared informers'
+    identity; a controller's own writes go through the client it was built with), its queue, and
+    informers."""
 
     def __init__(self, manager: "Manager", controller: Controller, queue: WorkQueue) -> None:
         self.manager = manager
@@ -61,8 +63,10 @@ class Manager:
     def __init__(self, client: RestClient, controllers: Sequence[Controller], *, workers: int = 2,
                  workers_for: Mapping[str, int] | None = None,
                  backoff_base: float = 0.05, backoff_cap: float = 60.0, use_watch_list: bool = True,
-                 informer_factory: Callable[[Watch], Informer] | None = None) -> None:
+                 informer_factory: Callable[[Watch], Informer] | None = None,
+                 closing: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
         self.client = client
+        self.closing = list(closing)  # what `stop` also ends (the controllers' own clients)
         self.informer_factory = informer_factory or self._informer_from_client
         self.controllers = list(controllers)
         self.workers = workers
@@ -155,6 +159,9 @@ class Manager:
             await informer.stop()
         self.informers.clear()
         self._users.clear()
+        for close in self.closing:
+            await close()
+        self.closing.clear()
 
     async def _worker(self, controller: Controller, queue: WorkQueue) -> None:
         while True:

@@ -238,15 +238,17 @@ class StatefulSetController:
                 await self._set_claim_owners(sts, claim, pod, ordinal)
 
     async def _set_claim_owners(self, sts: Obj, claim: Obj, pod: Obj, ordinal: int) -> None:
-        """Patch guarded by the claim's resourceVersion; on a conflict (the binder wrote it) read it and retry once."""
+        """An update (upstream's role grants update, not patch, of claims), so guarded by the claim's
+        resourceVersion; on a conflict (the binder wrote it) read it and retry once."""
         namespace = _meta(sts)["namespace"]
         for attempt in range(2):
             refs = ident.claim_owner_refs(sts, claim, pod, ordinal)
             if refs == (_meta(claim).get("ownerReferences") or []):
                 return
-            body = {"metadata": {"ownerReferences": refs or None, "resourceVersion": _meta(claim)["resourceVersion"]}}
+            meta = {k: v for k, v in _meta(claim).items() if k != "ownerReferences"}
+            body = {**claim, "metadata": {**meta, **({"ownerReferences": refs} if refs else {})}}
             try:
-                await self.client.patch(PERSISTENTVOLUMECLAIMS, _meta(claim)["name"], body, namespace, patch_type="merge")
+                await self.client.update(PERSISTENTVOLUMECLAIMS, body, namespace)
                 return
             except errors.APIError as exc:
                 if errors.is_not_found(exc):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from client import cache, errors
@@ -241,9 +241,10 @@ class VolumeBinder:
         meta = _meta(pvc)
         annotations = meta.get("annotations") or {}
         if annotations.get(ANN_STORAGE_PROVISIONER) != self.provisioner:
-            pvc = await self.client.patch(PERSISTENTVOLUMECLAIMS, meta["name"], {"metadata": {"annotations": {
-                ANN_STORAGE_PROVISIONER: self.provisioner, ANN_BETA_STORAGE_PROVISIONER: self.provisioner}}},
-                meta["namespace"], patch_type="merge")
+            def annotate(claim: Obj) -> None:
+                claim["metadata"].setdefault("annotations", {}).update(
+                    {ANN_STORAGE_PROVISIONER: self.provisioner, ANN_BETA_STORAGE_PROVISIONER: self.provisioner})
+            pvc = await self._update_claim(pvc, annotate)
         wanted = provisioned_volume(pvc, sc)
         try:
             pv = await self.client.create(PERSISTENTVOLUMES, wanted)
@@ -274,27 +275,36 @@ class VolumeBinder:
         claim = await self._bind_claim(pvc, pv)
         spec = pv.get("spec") or {}
         status = {"phase": "Bound", "accessModes": list(spec.get("accessModes") or []), "capacity": dict(spec.get("capacity") or {})}
-        # A patch: the StatefulSet controller may set the claim's ownerReferences in between.
-        await self.client.patch(PERSISTENTVOLUMECLAIMS, meta["name"], {"status": status}, meta["namespace"],
-                                patch_type="merge", subresource="status")
+
+        def bound(claim: Obj) -> None:
+            claim["status"] = {**(claim.get("status") or {}), **status}
+        await self._update_claim(claim, bound, subresource="status")
         for reason in ("WaitForFirstConsumer", "FailedBinding", "ExternalProvisioning"):
             self._announced.discard((meta.get("uid") or "", reason))
 
     async def _bind_claim(self, pvc: Obj, pv: Obj) -> Obj:
-        """volumeName and the bind annotations; on a conflict (the scheduler or the StatefulSet
-        controller wrote the claim meanwhile) read it once and try again."""
-        meta = _meta(pvc)
-        for attempt in range(2):
-            claim = copy.deepcopy(pvc)
+        """volumeName and the bind annotations."""
+        def bind(claim: Obj) -> None:
             annotations = claim["metadata"].setdefault("annotations", {})
             if (claim.get("spec") or {}).get("volumeName") != _meta(pv)["name"]:
                 annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
             annotations[ANN_BIND_COMPLETED] = "yes"
             claim["spec"]["volumeName"] = _meta(pv)["name"]
+        return await self._update_claim(pvc, bind)
+
+    async def _update_claim(self, pvc: Obj, change: Callable[[Obj], None], subresource: str | None = None) -> Obj:
+        """An update of the claim (upstream's role grants update, not patch, of claims and their
+        status); on a conflict (the scheduler or the StatefulSet controller wrote the claim
+        meanwhile) read it once and try again."""
+        meta = _meta(pvc)
+        for attempt in range(2):
+            claim = copy.deepcopy(pvc)
+            change(claim)
             if claim == pvc:
                 return pvc
             try:
-                return await self.client.update(PERSISTENTVOLUMECLAIMS, claim, meta["namespace"])
+                return await self.client.update(PERSISTENTVOLUMECLAIMS, claim, meta["namespace"],
+                                                subresource=subresource)
             except errors.APIError as exc:
                 if not errors.is_conflict(exc) or attempt:
                     raise

@@ -1,8 +1,12 @@
 """`NodesHost`: N hollow kubelets in one event loop, over one shared `RestClient`, and their endpoint.
 
 Each kubelet may act with its own identity (`own_clients`: system:node:<name>, as NodeRestriction
-and the Node authorizer expect); the shared client still reads for all of them (the pod feed, the
-DRA driver, fault labels), as the nodes process is not a kubelet.
+and the Node authorizer expect); the shared client reads for all of them (the pod feed, the DRA
+driver, fault labels), as the nodes process is not a kubelet. Under `haru up` and the embedded
+cluster that client is `haru:nodes-host`, with a role granting those reads and the few writes
+beside them (`cluster/identities.nodes_host_grant`), never the admin. A visible deviation:
+upstream's kubelets each watch their own pods as system:node:<name>; one shared watch is what lets
+thousands of hollow kubelets live in one process.
 
 `start(client, shapes, ...)` opens the kubelet HTTPS endpoint (`nodes/server.py`, one application
 for the whole process), gives each node its own socket on it, lists the bound pods once for all

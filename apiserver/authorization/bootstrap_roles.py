@@ -263,16 +263,16 @@ CONTROLLER_ROLES: list[tuple[str, list[dict[str, Any]]]] = [
         rule("get", "*", "*/scale"), rule(("patch", "update"), "", "pods/status"), EVENTS]),
     ("endpoint-controller", [
         rule(("get", "list", "watch"), "", ("services", "pods")),
-        rule(("get", "list", "create", "update", "delete"), "", "endpoints"),
+        rule(("get", "list", "watch", "create", "update", "delete"), "", "endpoints"),
         rule("create", "", "endpoints/restricted"), EVENTS]),
     ("endpointslice-controller", [
         rule(("get", "list", "watch"), "", ("services", "pods", "nodes")),
         rule("update", "", "services/finalizers"),
-        rule(("get", "list", "create", "update", "delete"), "discovery.k8s.io", "endpointslices"), EVENTS]),
+        rule(("get", "list", "watch", "create", "update", "delete"), "discovery.k8s.io", "endpointslices"), EVENTS]),
     ("endpointslicemirroring-controller", [
         rule(("get", "list", "watch"), "", ("services", "endpoints")),
         rule("update", "", ("services/finalizers", "endpoints/finalizers")),
-        rule(("get", "list", "create", "update", "delete"), "discovery.k8s.io", "endpointslices"), EVENTS]),
+        rule(("get", "list", "watch", "create", "update", "delete"), "discovery.k8s.io", "endpointslices"), EVENTS]),
     ("ephemeral-volume-controller", [
         rule(("get", "list", "watch"), "", "pods"), rule("update", "", "pods/finalizers"),
         rule(("get", "list", "watch", "create"), "", "persistentvolumeclaims"), EVENTS]),
@@ -286,23 +286,27 @@ CONTROLLER_ROLES: list[tuple[str, list[dict[str, Any]]]] = [
     ("horizontal-pod-autoscaler", [
         rule(("get", "list", "watch"), "autoscaling", "horizontalpodautoscalers"),
         rule("update", "autoscaling", "horizontalpodautoscalers/status"),
-        rule(("get", "update"), "*", "*/scale"), rule("list", "", "pods"),
-        rule("list", "metrics.k8s.io", "pods"),
-        rule(("get", "list"), "custom.metrics.k8s.io", "*"),
-        rule(("get", "list"), "external.metrics.k8s.io", "*"), EVENTS]),
+        rule(("get", "update"), "*", "*/scale"), rule(("list", "watch"), "", "pods"),
+        rule(("list", "watch"), "metrics.k8s.io", "pods"),
+        rule(("get", "list", "watch"), "custom.metrics.k8s.io", "*"),
+        rule(("get", "list", "watch"), "external.metrics.k8s.io", "*"), EVENTS]),
     ("job-controller", [
         rule(("get", "list", "watch", "update", "patch"), "batch", "jobs"),
         rule("update", "batch", ("jobs/status", "jobs/finalizers")),
-        rule(("list", "watch", "create", "delete", "patch"), "", "pods"), EVENTS]),
+        rule(("list", "watch", "create", "delete", "patch"), "", "pods"), EVENTS,
+        # WorkloadWithJob (KEP-5547, alpha in 1.36): a gang-shaped Job's Workload and PodGroup,
+        # created once (1.37 adds update and patch, when the controller starts changing them).
+        rule(("get", "list", "watch", "create"), "scheduling.k8s.io", ("workloads", "podgroups"))]),
     ("namespace-controller", [
         rule(("get", "list", "watch", "delete"), "", "namespaces"),
         rule("update", "", ("namespaces/finalize", "namespaces/status")),
         rule(("get", "list", "delete", "deletecollection"), "*", "*")]),
+    # Also the taint-eviction controller's (upstream gives it the node controller's client).
     ("node-controller", [
-        rule(("get", "list", "update", "delete", "patch"), "", "nodes"),
+        rule(("get", "list", "watch", "update", "delete", "patch"), "", "nodes"),
         rule(("patch", "update"), "", "nodes/status"),
         rule(("patch", "update"), "", "pods/status"),
-        rule(("list", "delete"), "", "pods"), EVENTS]),
+        rule(("list", "watch", "get", "delete"), "", "pods"), EVENTS]),
     ("persistent-volume-binder", [
         rule(("get", "list", "watch", "update", "create", "delete"), "", "persistentvolumes"),
         rule("update", "", "persistentvolumes/status"),
@@ -310,10 +314,11 @@ CONTROLLER_ROLES: list[tuple[str, list[dict[str, Any]]]] = [
         rule("update", "", "persistentvolumeclaims/status"),
         rule(("list", "watch", "get", "create", "delete"), "", "pods"),
         rule(("get", "list", "watch"), "storage.k8s.io", "storageclasses"),
-        rule(("get", "create", "delete"), "", ("endpoints", "services")), rule("get", "", "secrets"),
-        rule(("get", "list"), "", "nodes"), rule(("watch", "create", "update", "patch"), "", "events")]),
+        rule(("list", "watch"), "", "nodes"), EVENTS,
+        rule("watch", "", "events"),  # the recycler watches its pod's events
+        rule("get", "", "services")]),  # the portworx volume plugin
     ("pod-garbage-collector", [
-        rule(("list", "watch", "delete"), "", "pods"), rule(("get", "list"), "", "nodes"),
+        rule(("list", "watch", "delete"), "", "pods"), rule(("get", "list", "watch"), "", "nodes"),
         rule("patch", "", "pods/status")]),
     ("replicaset-controller", [
         rule(("get", "list", "watch", "update"), ("apps", "extensions"), "replicasets"),
@@ -336,8 +341,9 @@ CONTROLLER_ROLES: list[tuple[str, list[dict[str, Any]]]] = [
         rule("update", "apps", ("statefulsets/status", "statefulsets/finalizers")),
         rule(("get", "create", "delete", "update", "patch"), "", "pods"),
         rule(("get", "create", "delete", "update", "patch", "list", "watch"), "apps", "controllerrevisions"),
-        rule(("get", "create"), "", "persistentvolumeclaims"),
-        rule(("update", "delete"), "", "persistentvolumeclaims"), EVENTS]),
+        rule(("get", "create", "list", "watch"), "", "persistentvolumeclaims"),
+        rule(("update", "delete"), "", "persistentvolumeclaims"),
+        rule("update", "", "pods/finalizers"), EVENTS]),
     ("ttl-controller", [rule(("update", "patch", "list", "watch"), "", "nodes"), EVENTS]),
     ("certificate-controller", [
         rule(("get", "list", "watch", "delete"), "certificates.k8s.io", "certificatesigningrequests"),
@@ -351,8 +357,8 @@ CONTROLLER_ROLES: list[tuple[str, list[dict[str, Any]]]] = [
               "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown")),
         rule("create", "authorization.k8s.io", "subjectaccessreviews"), EVENTS]),
     ("pvc-protection-controller", [rule(("get", "list", "watch", "update"), "", "persistentvolumeclaims"),
-                                   rule(("get", "list", "watch"), "", "pods")]),
-    ("pv-protection-controller", [rule(("get", "list", "watch", "update"), "", "persistentvolumes")]),
+                                   rule(("get", "list", "watch"), "", "pods"), EVENTS]),
+    ("pv-protection-controller", [rule(("get", "list", "watch", "update"), "", "persistentvolumes"), EVENTS]),
     ("ttl-after-finished-controller", [rule(("get", "list", "watch", "delete"), "batch", "jobs"), EVENTS]),
     ("root-ca-cert-publisher", [rule(("create", "update"), "", "configmaps"), EVENTS]),
     ("validatingadmissionpolicy-status-controller", [
@@ -365,9 +371,21 @@ CONTROLLER_ROLES: list[tuple[str, list[dict[str, Any]]]] = [
     ("resource-claim-controller", [
         rule(("get", "list", "watch"), "", "pods"), rule("update", "", "pods/finalizers"),
         rule(("get", "list", "watch", "create", "delete"), "resource.k8s.io", "resourceclaims"),
-        rule(("update", "patch"), "resource.k8s.io", "resourceclaims/status"),
+        rule(("update", "patch"), "resource.k8s.io", ("resourceclaims", "resourceclaims/status")),
         rule("get", "resource.k8s.io", "resourceclaimtemplates"),
-        rule(("patch", "update"), "", "pods/status"), EVENTS]),
+        rule(("patch", "update"), "", "pods/status"), EVENTS,
+        # DRAWorkloadResourceClaims (KEP-5729, 1.36): a PodGroup's claims, recorded in its status
+        # as a pod's are in the pod's.
+        rule(("get", "list", "watch"), "scheduling.k8s.io", "podgroups"),
+        rule(("patch", "update"), "scheduling.k8s.io", "podgroups/status")]),
+    # DRADeviceTaints (beta, on): evicts the pods whose devices are tainted NoExecute.
+    ("device-taint-eviction-controller", [
+        rule(("get", "list", "watch", "delete"), "", "pods"),
+        rule(("update", "patch"), "", "pods/status"),
+        *(rule(("get", "list", "watch"), "resource.k8s.io", r)
+          for r in ("resourceclaims", "resourceslices", "deviceclasses", "devicetaintrules")), EVENTS,
+        # The DeviceTaintRule's EvictionInProgress condition (its status since 1.35).
+        rule(("update", "patch"), "resource.k8s.io", "devicetaintrules/status")]),
     ("service-cidrs-controller", [
         rule(("get", "list", "watch", "patch", "update"), "networking.k8s.io", "servicecidrs"),
         rule(("patch", "update"), "networking.k8s.io", ("servicecidrs/finalizers", "servicecidrs/status")),

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from cluster import supervisor
-from controllers import features
+from controllers import __main__ as controllers_main, features
 
 PARSE = [
     ("alpha gates are on by default, as everywhere in haru", "", {"WorkloadWithJob": True, "GenericWorkload": True,
@@ -48,8 +48,21 @@ def test_select_keeps_only_the_controllers_gates() -> None:
 
 def test_the_gates_reach_the_co_process_argv() -> None:
     argv = supervisor.controllers_argv("/k", feature_gates="WorkloadWithJob=false", python="py")
-    assert argv == ["py", "-m", "controllers", "--kubeconfig", "/k", "--feature-gates", "WorkloadWithJob=false"]
+    assert argv == ["py", "-m", "controllers", "--kubeconfig", "/k", "--feature-gates", "WorkloadWithJob=false",
+                    "--use-service-account-credentials"]
     assert "--feature-gates" not in supervisor.controllers_argv("/k", python="py")
+
+
+@pytest.mark.parametrize(("argv", "on"), [
+    ([], False),  # kube-controller-manager's default
+    (["--use-service-account-credentials"], True),  # as kubeadm and haru's supervisor pass it
+    (["--use-service-account-credentials=false"], False),
+])
+def test_use_service_account_credentials_reads_as_kube_controller_managers_flag(argv: list[str], on: bool) -> None:
+    args = controllers_main._parser().parse_args(["--kubeconfig", "/k", *argv])
+    assert args.use_service_account_credentials is on
+    assert ("--use-service-account-credentials" in supervisor.controllers_argv(
+        "/k", python="py", service_account_credentials=on)) is on
 
 
 def test_python_m_controllers_refuses_a_bad_gate_before_it_connects() -> None:

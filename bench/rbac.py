@@ -9,9 +9,9 @@ account (its token from each server's TokenRequest), bound to an edit-like Role 
 the RBAC side every request is decided by RBAC (system:masters would short-circuit it). In
 alternating rounds (which server goes first swaps each round), CONNECTIONS closed-loop aiohttp
 clients GET one ConfigMap and then create ConfigMaps for SECONDS each. The machine is shared, so
-the figures are server CPU per request (from /proc) rather than wall-clock throughput alone; the target is RBAC ≤ 10 % more CPU per
-request than AlwaysAllow, on GET and on create. Prints one table with both numbers, the ratio and
-the CPU each process used.
+the figures are server CPU per request (from /proc) rather than wall-clock throughput alone; the
+target is RBAC ≤ 10 % more CPU per request than AlwaysAllow, on GET and on create. Prints one
+table with both numbers, the ratio and the CPU each process used.
 """
 
 from __future__ import annotations

@@ -213,18 +213,17 @@ class LabelIndex:
             return None
         keys = [k for k in best if k.startswith(prefix)]
         # One indexable term is exactly its key set; with more, the others are checked key by key.
-        check = selector.matches if len(selector.requirements) > 1 else None
-        return _in_key_order(keys, limit, lambda k: check is None or check(self._labels.get(k)))
+        if len(selector.requirements) == 1:
+            return _in_key_order(keys, limit, None)
+        return _in_key_order(keys, limit, lambda k: selector.matches(self._labels.get(k)))
 
 
-def _in_key_order(keys: list[str], limit: int, wanted: Callable[[str], bool]) -> Iterator[str]:
-    """`keys` that are `wanted`, sorted. A small page of many keys pops them off a heap as it reads
-    (heapify is linear); a whole list, or a page near its size, sorts once."""
+def _in_key_order(keys: list[str], limit: int, wanted: Callable[[str], bool] | None) -> Iterator[str]:
+    """`keys` that are `wanted` (all of them when None), sorted. A small page of many keys pops them
+    off a heap as it reads (heapify is linear); a whole list, or a page near its size, sorts once."""
     if not limit or limit * 8 >= len(keys):
-        yield from (k for k in sorted(keys) if wanted(k))
-        return
-    heapq.heapify(keys)
-    while keys:
-        key = heapq.heappop(keys)
-        if wanted(key):
-            yield key
+        ordered: Iterator[str] = iter(sorted(keys))
+    else:
+        heapq.heapify(keys)
+        ordered = (heapq.heappop(keys) for _ in range(len(keys)))
+    yield from ordered if wanted is None else filter(wanted, ordered)

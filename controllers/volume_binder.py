@@ -96,11 +96,9 @@ def best_volume(pvc: Obj, pvs: list[Obj]) -> Obj | None:
     """FindMatchingVolume: a volume pre-bound to the claim first, else the smallest Available fit."""
     best: Obj | None = None
     for pv in pvs:
-        if _meta(pv).get("deletionTimestamp"):
-            continue
-        if (pv.get("spec") or {}).get("claimRef"):
-            if _bound_to(pv, pvc) and fits(pv, pvc):
-                return pv
+        if _prebound_to(pv, pvc):
+            return pv
+        if _meta(pv).get("deletionTimestamp") or (pv.get("spec") or {}).get("claimRef"):
             continue
         if (pv.get("status") or {}).get("phase") not in (None, "", "Pending", "Available"):
             continue

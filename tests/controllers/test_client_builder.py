@@ -52,3 +52,12 @@ async def test_each_account_gets_its_own_service_account_and_token(tmp_path: Pat
         await accounts.close()
         await root.close()
         await running.stop()
+
+
+def test_every_controller_acts_as_an_account_the_bootstrap_policy_binds() -> None:
+    from apiserver.authorization import bootstrap_roles
+    from controllers import builtin
+
+    assert set(builtin.ACCOUNTS) == set(builtin.NAMES)
+    bound = {name for name, _ in bootstrap_roles.CONTROLLER_ROLES}
+    assert set(builtin.ACCOUNTS.values()) <= bound, set(builtin.ACCOUNTS.values()) - bound

@@ -32,6 +32,7 @@ from scheduler.framework.node_info import PodInfo
 from scheduler.framework.resources import pod_requests
 from scheduler.framework.status import Code, Status
 from scheduler.keyed_heap import KeyedHeap
+from scheduler.unschedulable_pool import GateGroup, UnschedulablePool
 
 log = logging.getLogger("haru.scheduler.queue")
 Obj = dict[str, Any]
@@ -142,7 +143,7 @@ class SchedulingQueue:
         self.nominator = nominator if nominator is not None else Nominator()
         self._active: KeyedHeap[_Entry] = KeyedHeap()  # by uid
         self._backoff: KeyedHeap[tuple[float, int, QueuedPodInfo]] = KeyedHeap()  # by uid
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable = UnschedulablePool(profile_of)
         self._where: dict[str, str] = {}  # uid -> "active" | "backoff" | "unschedulable" | "flight"
         self._infos: dict[str, QueuedPodInfo] = {}  # uid -> the queued info, wherever it is
         self._in_flight: dict[str, _InFlight] = {}
@@ -386,20 +387,56 @@ class SchedulingQueue:
         matching: dict[tuple[int, str], list[Any]] = {}
         # Per registration with `candidates`: the pods its hint may move on this event, asked once.
         candidates: dict[int, Collection[str] | None] = {}
-        for uid, qpi in list(self._unschedulable.items()):
+        for uid, qpi in self._unschedulable.ungated():
+            if self._unschedulable.get(uid) is not qpi:
+                continue  # an earlier move took it along (a PodGroup's siblings)
             if pre_check is not None and not pre_check(qpi.pod):
-                continue
-            if qpi.gated_by:
-                if event.resource is Resource.WILDCARD:
-                    continue  # timeouts and force-activation do not lift a gate
-                if self._gate_hint(qpi, event, old, new, matching, candidates) != "skip":
-                    self._unschedulable.pop(uid)
-                    del self._where[uid]
-                    self._enqueue_gated_or_active(qpi)
                 continue
             decision = self._hint_for(qpi, event, old, new, candidates=candidates)
             if decision != "skip":
                 self._requeue(qpi, decision)
+        if event.resource is Resource.WILDCARD:
+            return  # timeouts and force-activation do not lift a gate
+        for group in self._unschedulable.gated_groups():
+            for qpi in self._gated_in_reach(group, event, old, new, matching, candidates):
+                uid = _uid(qpi.pod)
+                if self._unschedulable.get(uid) is not qpi:
+                    continue
+                if pre_check is not None and not pre_check(qpi.pod):
+                    continue
+                if self._gate_hint(qpi, event, old, new, matching, candidates) != "skip":
+                    self._unschedulable.pop(uid)
+                    del self._where[uid]
+                    self._enqueue_gated_or_active(qpi)
+
+    def _gated_in_reach(self, group: GateGroup, event: ClusterEvent, old: Any, new: Any,
+                        matching: dict[tuple[int, str], list[Any]],
+                        candidates: dict[int, Collection[str] | None]) -> list[QueuedPodInfo]:
+        """The pods of one gate group that `_gate_hint` may let through on this event: none if
+        the gating plugin registered no matching event; else the pods an earlier attempt turned
+        down (their other plugins are asked too), and of the others only those the plugin's
+        registrations' `candidates` name, when every one of them has candidates."""
+        profile, plugin = group.profile, group.plugin
+        if profile is None:
+            return []  # no framework for its schedulerName: `_hint_for` skips it
+        key = (id(profile), plugin)
+        registrations = matching.get(key)
+        if registrations is None:
+            registrations = matching[key] = [r for r in profile.events_for(plugin) if r.event.matches(event)]
+        if not registrations:
+            return []
+        allowed: set[str] = set()
+        for registered in registrations:
+            named = None
+            if registered.hint is not None and registered.candidates is not None:
+                if id(registered) not in candidates:
+                    candidates[id(registered)] = registered.candidates(old, new)
+                named = candidates[id(registered)]
+            if named is None:
+                return list(group.retried.values()) + list(group.fresh.values())
+            allowed.update(named)
+        fresh = group.fresh
+        return list(group.retried.values()) + [fresh[uid] for uid in allowed if uid in fresh]
 
     def flush_backoff_completed(self) -> None:
         now = self.clock()

@@ -18,9 +18,10 @@ from scheduler.dra.devices import DeviceID, qualify
 
 class AllocatedState:
     """`devices`: exclusively allocated device IDs; `capacity`: per shared device, the consumed
-    amount per fully-qualified capacity name; `shares`: how many shares each shared device has."""
+    amount per fully-qualified capacity name; `shares`: how many shares each shared device has;
+    `pool_changes`: per (driver, pool), how often a device of it joined or left `devices`."""
 
-    __slots__ = ("devices", "capacity", "shares", "_holders")
+    __slots__ = ("devices", "capacity", "shares", "pool_changes", "_holders")
 
     def __init__(self) -> None:
         self.devices: set[DeviceID] = set()
@@ -30,6 +31,9 @@ class AllocatedState:
         self._holders: dict[DeviceID, int] = {}
         self.capacity: dict[DeviceID, dict[str, Decimal]] = {}
         self.shares: dict[DeviceID, int] = {}
+        # Lets `node_devices.py` keep a node's free devices across cycles: the list is stale only
+        # once a device of one of the node's pools was taken or given back.
+        self.pool_changes: dict[tuple[str, str], int] = {}
 
     @classmethod
     def of(cls, claims: Iterable[dict[str, Any]]) -> "AllocatedState":
@@ -51,7 +55,9 @@ class AllocatedState:
                     held[key] = held.get(key, Decimal(0)) + quantities.parse(value)
                 self.shares[device_id] = self.shares.get(device_id, 0) + 1
             else:
-                self.devices.add(device_id)
+                if device_id not in self.devices:
+                    self.devices.add(device_id)
+                    self._changed(device_id)
                 self._holders[device_id] = self._holders.get(device_id, 0) + 1
 
     def remove(self, claim: dict[str, Any]) -> None:
@@ -77,7 +83,13 @@ class AllocatedState:
                     self._holders[device_id] = left
                 else:
                     self._holders.pop(device_id, None)
-                    self.devices.discard(device_id)
+                    if device_id in self.devices:
+                        self.devices.discard(device_id)
+                        self._changed(device_id)
+
+    def _changed(self, device_id: DeviceID) -> None:
+        pool = (device_id[0], device_id[1])
+        self.pool_changes[pool] = self.pool_changes.get(pool, 0) + 1
 
     def in_use(self, device_id: DeviceID) -> bool:
         """Allocated at all, exclusively or as a share (such a device consumes its counters)."""

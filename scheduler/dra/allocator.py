@@ -13,6 +13,7 @@ are Unschedulable reasons ("cannot allocate all claims").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -21,7 +22,7 @@ from scheduler.dra.allocated import AllocatedState
 from scheduler.dra.constraints import Constraint
 from scheduler.dra.devices import Device, DeviceID, device_id_text
 from scheduler.dra.inventory import Inventory, Pool
-from scheduler.dra.node_devices import NodeDevices
+from scheduler.dra.node_devices import NodeDevices, NodeView
 from scheduler.dra.requests import ALLOCATION_RESULTS_MAX_SIZE, Claim, ClaimError, Request
 
 __all__ = ["AllocatedState", "Allocator", "FEATURE_DEFAULTS", "Outcome"]
@@ -125,7 +126,15 @@ class Allocator:
                  admin_access_namespace: bool = False) -> Outcome:
         try:
             prepared = [self._prepared(c, admin_access_namespace) for c in claims]
-            return _Search(self, node, prepared).run()
+            # Read only: the view is shared by every search on this node until a slice or the node
+            # changes, and its free part until a device of the node's pools is taken or given back.
+            view = self.node_devices.of(self.inventory, node, self.features["DRAPartitionableDevices"])
+            free = self.node_devices.free((node.get("metadata") or {}).get("name", ""), view, self.allocated)
+            if not free and _first_needs_a_free_device(prepared):
+                # What the search would find at its first step, without setting one up: on a busy
+                # cluster that is most nodes Filter asks about.
+                return Outcome(None, INVALID_POOLS if any(pool.invalid for pool in view[1]) else CANNOT_ALLOCATE)
+            return _Search(self, node, prepared, view, free).run()
         except (ClaimError, _Fatal, selectors.SelectorError, capacity.CapacityError) as err:
             return Outcome(None, str(err), fatal=True)
 
@@ -146,6 +155,15 @@ class Allocator:
                                 target[name] -= value
             self._available[key] = available
         return available
+
+
+def _first_needs_a_free_device(claims: list[Claim]) -> bool:
+    """Whether the search's first step is an ordinary device request (ExactCount, no admin access,
+    in every alternative): with no free device on the node it fails there, before anything could
+    raise, and so does the whole search."""
+    if not claims or not claims[0].requests:
+        return False
+    return all(not request.all and not request.admin for request in claims[0].requests[0])
 
 
 def _selectable(features: dict[str, bool], request: Request, device: Device) -> bool:
@@ -170,22 +188,24 @@ def _selectable(features: dict[str, bool], request: Request, device: Device) -> 
 class _Search:
     """The state of one `allocate` call: devices on the node, choices so far, and the recursion."""
 
-    def __init__(self, owner: Allocator, node: dict[str, Any], claims: list[Claim]):
+    def __init__(self, owner: Allocator, node: dict[str, Any], claims: list[Claim], view: NodeView,
+                 free_devices: list[tuple[Pool, Device]]):
+        """`view`: the node's devices and pools (`NodeDevices.of`); `free_devices`: those no claim
+        holds exclusively (`NodeDevices.free`). Both read only."""
         self.owner = owner
         self.features = owner.features
         self.node = node
         self.claims = claims
         self.allocated = owner.allocated
-        self.node_devices: list[tuple[Pool, Device]] = []
-        self.pools: list[Pool] = []
-        # Read only: the view is shared by every search on this node until a slice or the node changes.
-        self.node_devices, self.pools = owner.node_devices.of(owner.inventory, node,
-                                                              self.features["DRAPartitionableDevices"])
+        self.node_devices, self.pools = view
+        self.free_devices = free_devices
         self.candidates: dict[int, _Candidates] = {}
         self.all_devices: dict[int, list[tuple[Pool, Device]]] = {}
         self.taken: list[list[_Taken]] = [[] for _ in claims]
         self.chosen: list[list[Request]] = [[] for _ in claims]
-        self.constraints: list[list[Constraint]] = [[Constraint(c) for c in claim.constraints] for claim in claims]
+        # Most claims have no constraints: they share one empty tuple instead of a list each.
+        self.constraints: list[Sequence[Constraint]] = [[Constraint(c) for c in claim.constraints]
+                                                        if claim.constraints else () for claim in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Decimal]] = {}
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Decimal]]] = {}
@@ -392,8 +412,9 @@ class _Candidates:
     reads: most searches stop at the first free device, and Filter runs one per node per pod.
 
     A device another claim holds exclusively is one `take` turns down first thing for any request
-    but an admin one, so it is left out (on a busy node most devices are taken). It holds no
-    reference back to the search, so a finished search is freed at once, not by the cycle GC."""
+    but an admin one, so such a request reads only the node's free devices (on a busy node most
+    are taken, and the free list outlives the cycle). It holds no reference back to the search, so
+    a finished search is freed at once, not by the cycle GC."""
 
     __slots__ = ("_features", "_request", "_held", "_source", "_next", "_found")
 
@@ -401,7 +422,7 @@ class _Candidates:
         self._features = search.features
         self._request = request
         self._held = search.allocated.devices if not request.admin else ()
-        self._source = search.node_devices
+        self._source = search.free_devices if not request.admin else search.node_devices
         self._next = 0  # the next entry of `_source` to look at
         self._found: list[tuple[Pool, Device]] = []
 

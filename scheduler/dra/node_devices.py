@@ -5,8 +5,11 @@ node and keeps the (pool, device) pairs whose slice (or, with perDeviceNodeSelec
 device) selects the node, plus the pools that contributed any. The allocator asks for this once
 per node per pod; between pods the answer changes only when a slice does (`Inventory.version`) or
 the node object does (its labels feed node selectors), so it is kept per node name and reused
-while both are the very ones it was computed from. The DynamicResources plugin owns one for its
-inventory and hands it to each cycle's `Allocator`.
+while both are the very ones it was computed from. `free` narrows a view to the devices no claim
+holds exclusively, which is all a search for an ordinary request reads: on a busy cluster most
+nodes have none left, and the list is redone only when one of the node's pools had a device taken
+or given back (`AllocatedState.pool_changes`), not for every pod on every node. The
+DynamicResources plugin owns one for its inventory and hands it to each cycle's `Allocator`.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.dra import node_selection
+from scheduler.dra.allocated import AllocatedState
 from scheduler.dra.devices import Device
-from scheduler.dra.inventory import Inventory, Pool
+from scheduler.dra.inventory import Inventory, Pool, PoolKey
 
-NodeView = tuple[list[tuple[Pool, Device]], list[Pool]]
+Entries = list[tuple[Pool, Device]]
+NodeView = tuple[Entries, list[Pool]]
 _MAX_NODES = 8192  # past this many node names the cache starts over (nodes come and go)
 
 
@@ -54,6 +59,9 @@ class NodeDevices:
     def __init__(self) -> None:
         # node name -> (inventory, its version, the node object, partitionable, the view)
         self._views: dict[str, tuple[Inventory, int, dict[str, Any], bool, NodeView]] = {}
+        # node name -> (the view's entries, the allocated state, the view's pool keys, their
+        # changes then, free entries)
+        self._free: dict[str, tuple[Entries, AllocatedState, list[PoolKey], tuple[int | None, ...], Entries]] = {}
 
     def of(self, inventory: Inventory, node: dict[str, Any], partitionable: bool) -> NodeView:
         name = (node.get("metadata") or {}).get("name", "")
@@ -64,5 +72,24 @@ class NodeDevices:
         view = compute(inventory, node, partitionable)
         if len(self._views) >= _MAX_NODES and name not in self._views:
             self._views.clear()
+            self._free.clear()
         self._views[name] = (inventory, inventory.version, node, partitionable, view)
         return view
+
+    def free(self, node_name: str, view: NodeView, allocated: AllocatedState) -> Entries:
+        """The entries of `view` (this node's, from `of`) whose device `allocated` does not hold."""
+        entries, pools = view
+        changes = allocated.pool_changes.get
+        cached = self._free.get(node_name)
+        if cached is not None and cached[0] is entries and cached[1] is allocated:
+            keys = cached[2]
+            stamp = tuple(map(changes, keys))
+            if stamp == cached[3]:
+                return cached[4]
+        else:
+            keys = [pool.key for pool in pools]
+            stamp = tuple(map(changes, keys))
+        held = allocated.devices
+        free = [entry for entry in entries if entry[1].id not in held] if held else entries
+        self._free[node_name] = (entries, allocated, keys, stamp, free)
+        return free

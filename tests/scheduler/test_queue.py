@@ -271,6 +271,64 @@ async def test_a_registration_naming_its_candidates_is_asked_only_about_those_po
     assert sorted(asked) == ["a", "b", "c"]
 
 
+class ClaimGateProfile(Profile):
+    """DynamicResources' shape: PreEnqueue holds a pod until its claims exist, and the claim
+    event's registration names the pods it concerns."""
+
+    def __init__(self, named: list[set[str] | None]) -> None:
+        super().__init__()
+        self.waiting: set[str] = set()
+        self.asked: list[str] = []
+        self.events["Claims"] = [ClusterEventWithHint(CLAIM_UPDATE, self._hint, lambda old, new: named[-1])]
+
+    def _hint(self, p: Obj, old: Any, new: Any) -> QueueingHint:
+        self.asked.append(p["metadata"]["name"])
+        return QueueingHint.QUEUE
+
+    def run_pre_enqueue_plugins(self, p: Obj) -> Status | None:
+        if p["metadata"]["uid"] in self.waiting:
+            return Status.unresolvable("waiting for resource claims").with_plugin("Claims")
+        return super().run_pre_enqueue_plugins(p)
+
+
+async def test_pods_gated_by_a_plugin_are_asked_only_when_its_event_names_them() -> None:
+    named: list[set[str] | None] = []
+    profile = ClaimGateProfile(named)
+    q = SchedulingQueue(PrioritySort().less, lambda p: profile, clock=Clock())
+    pods = {name: pod(name) for name in ("a", "b", "c")}
+    profile.waiting = {p["metadata"]["uid"] for p in pods.values()}
+    for p in pods.values():
+        q.add(p)
+    assert {q.where(p) for p in pods.values()} == {"gated"}
+    q.move_all_on_event(NODE_ADD, None, node("n"))  # the gating plugin did not register it
+    named.append({pods["b"]["metadata"]["uid"]})
+    profile.waiting.discard(pods["b"]["metadata"]["uid"])
+    q.move_all_on_event(CLAIM_UPDATE, {}, {})
+    assert profile.asked == ["b"]
+    assert q.where(pods["b"]) == "active" and q.where(pods["a"]) == q.where(pods["c"]) == "gated"
+    named.append(None)  # no narrowing: every gated pod is asked
+    q.move_all_on_event(CLAIM_UPDATE, {}, {})
+    assert sorted(profile.asked) == ["a", "b", "c"]
+
+
+async def test_a_gated_pod_an_attempt_turned_down_is_asked_whatever_the_event_names() -> None:
+    named: list[set[str] | None] = [set()]  # the claim events name no pod
+    profile = ClaimGateProfile(named)
+    profile.events["Fit"] = [ClusterEventWithHint(NODE_ADD), ClusterEventWithHint(CLAIM_UPDATE)]
+    q = SchedulingQueue(PrioritySort().less, lambda p: profile, clock=Clock())
+    q.add(pod("p"))
+    qpi = await pop(q)
+    profile.waiting.add(qpi.pod["metadata"]["uid"])
+    await fail(q, qpi, "Fit")
+    q.move_all_on_event(NODE_ADD, None, node("n"))  # Fit's event: PreEnqueue then holds the pod
+    assert q.where(qpi.pod) == "gated"
+    q.move_all_on_event(NODE_ADD, None, node("m"))  # Claims, the gate, did not register it
+    assert q.where(qpi.pod) == "gated"
+    profile.waiting.clear()
+    q.move_all_on_event(CLAIM_UPDATE, {}, {})  # the gate's event, naming no pod: Fit is asked
+    assert q.where(qpi.pod) == "active" and profile.asked == []
+
+
 ASSIGNED_POD_DELETE = ClusterEvent(Resource.ASSIGNED_POD, ActionType.DELETE)
 
 

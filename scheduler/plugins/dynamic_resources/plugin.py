@@ -419,7 +419,7 @@ class DynamicResources:
                     # upstream aborts the attempt with an error rather than trying other nodes.
                     return Status.as_error(outcome.reason)
                 if not outcome.found:
-                    if outcome.reason:
+                    if outcome.reason and log.isEnabledFor(logging.DEBUG):  # asked for most nodes on a busy cluster
                         log.debug("pod %s on node %s: %s", pod_claims.key(pod), node.name, outcome.reason)
                     return Status.unresolvable("cannot allocate all claims")
                 results = _NodeResults(indices, outcome)

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from scheduler.dra import inventory, node_devices
+from scheduler.dra.allocated import AllocatedState
 from scheduler.dra.node_devices import NodeDevices
-from tests.scheduler.dra.builders import device, node, slice_
+from tests.scheduler.dra.builders import allocated, device, node, slice_
 
 ZONE_A = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}
 
@@ -64,3 +65,26 @@ def test_the_partitionable_gate_is_part_of_the_key() -> None:
     cache, n1 = NodeDevices(), node("n1")
     assert names(cache.of(inv, n1, True)) == ["p/a"]
     assert names(cache.of(inv, n1, False)) == []
+
+
+def test_the_free_list_follows_allocations_on_the_nodes_pools() -> None:
+    inv = inventory.Inventory()
+    inv.upsert(slice_("n1-gpu", [device("gpu-0"), device("gpu-1")], node="n1", rv="1"))
+    inv.upsert(slice_("n2-gpu", [device("gpu-0")], node="n2", rv="1"))
+    cache, n1, n2 = NodeDevices(), node("n1"), node("n2")
+    held = AllocatedState()
+
+    def free(n: dict[str, Any]) -> list[str]:
+        name = n["metadata"]["name"]
+        return [f"{pool.key[1]}/{d.name}" for pool, d in cache.free(name, cache.of(inv, n, True), held)]
+
+    assert free(n1) == ["n1/gpu-0", "n1/gpu-1"] and free(n2) == ["n2/gpu-0"]
+    claim = allocated("c", ("n1", "gpu-1"))
+    held.add(claim)
+    assert free(n1) == ["n1/gpu-0"]
+    n2_before = cache.free("n2", cache.of(inv, n2, True), held)
+    held.add(allocated("d", ("n1", "gpu-0")))
+    assert free(n1) == []
+    assert cache.free("n2", cache.of(inv, n2, True), held) is n2_before  # another pool's change: kept
+    held.remove(claim)
+    assert free(n1) == ["n1/gpu-1"]

@@ -92,9 +92,12 @@ async def test_kubectl_cannot_change_a_gang_jobs_parallelism(cluster: Cluster) -
     assert err.strip() == (f'Error from server (Forbidden): jobs.batch "fixed" is forbidden: cannot change '
                            f'parallelism for a Job referencing gang-scheduled PodGroup "{group}"')
     assert (await cluster.client.get(JOBS, "fixed", NS))["spec"]["parallelism"] == 2
-    # A Job without a gang still scales (here: suspends its parallelism to 1).
-    code, out, err = await cluster.kubectl("patch", "job", "wide", "--type=merge", "-p", '{"spec":{"parallelism":1}}')
-    assert (code, out.strip()) == (0, "job.batch/wide patched"), err
+    # A Job without a gang still scales (here: its parallelism down to 1). Its own Job, so the test
+    # does not lean on another one's.
+    await cluster.client.create(JOBS, _job("scalable", completionMode="Indexed", completions=4, parallelism=2), NS)
+    code, out, err = await cluster.kubectl("patch", "job", "scalable", "--type=merge", "-p",
+                                           '{"spec":{"parallelism":1}}')
+    assert (code, out.strip()) == (0, "job.batch/scalable patched"), err
 
 
 async def test_kubectl_get_podgroups_and_workloads(cluster: Cluster) -> None:

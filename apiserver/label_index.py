@@ -228,11 +228,10 @@ class LabelIndex:
                 return []
         if best is None:
             return None
-        keys = list(best)  # a copy: the heap reorders it, and `best` may be the index's own set
         # One indexable term is exactly its key set; with more, the others are checked key by key.
         if len(selector.requirements) == 1:
-            return _in_key_order(keys, limit, None)
-        return _in_key_order(keys, limit, lambda k: selector.matches(self._labels.get(k)))
+            return _in_key_order(best, limit, None)
+        return _in_key_order(best, limit, lambda k: selector.matches(self._labels.get(k)))
 
 
 def _under(prefix: str, groups: list[dict[str, set[str]]] | Iterable[dict[str, set[str]]]) -> set[str]:
@@ -251,12 +250,24 @@ def _under(prefix: str, groups: list[dict[str, set[str]]] | Iterable[dict[str, s
     return set().union(*sets)
 
 
-def _in_key_order(keys: list[str], limit: int, wanted: Callable[[str], bool] | None) -> Iterator[str]:
-    """`keys` that are `wanted` (all of them when None), sorted. A small page of many keys pops them
-    off a heap as it reads (heapify is linear); a whole list, or a page near its size, sorts once."""
+def _in_key_order(keys: set[str], limit: int, wanted: Callable[[str], bool] | None) -> Iterator[str]:
+    """`keys` that are `wanted` (all of them when None), sorted; `keys` itself is left as it is (it
+    may be the index's own set). A whole list, or a page near its size, sorts once; a small page of
+    many keys takes its first keys in one pass (`_smallest_first`)."""
     if not limit or limit * 8 >= len(keys):
         ordered: Iterator[str] = iter(sorted(keys))
     else:
-        heapq.heapify(keys)
-        ordered = (heapq.heappop(keys) for _ in range(len(keys)))
+        ordered = _smallest_first(keys, limit + 1)  # the page and one more, to know if more follow
     yield from ordered if wanted is None else filter(wanted, ordered)
+
+
+def _smallest_first(keys: set[str], first: int) -> Iterator[str]:
+    """`keys` in order: the `first` smallest picked in one pass (a LIST …&limit=1 polled over 10,000
+    matching objects), the rest off a heap only if they are asked for (keys the filter refused)."""
+    smallest = heapq.nsmallest(first, keys)
+    yield from smallest
+    if len(smallest) < len(keys):
+        rest = [k for k in keys if k > smallest[-1]]  # keys are unique: exactly the others
+        heapq.heapify(rest)
+        while rest:
+            yield heapq.heappop(rest)

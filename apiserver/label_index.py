@@ -234,7 +234,7 @@ class LabelIndex:
         return _in_key_order(best, limit, lambda k: selector.matches(self._labels.get(k)))
 
 
-def _under(prefix: str, groups: list[dict[str, set[str]]] | Iterable[dict[str, set[str]]]) -> set[str]:
+def _under(prefix: str, groups: Iterable[dict[str, set[str]]]) -> set[str]:
     """The keys under `prefix` in these parent → keys maps (one per label value), unioned. One set
     that is a namespace's (or a cluster-scoped resource's) whole answer comes back as it is: the
     caller must not change it."""

@@ -80,9 +80,9 @@ class Tokens:
         # is most of a token's cost (60 µs of CPU, measured). Times, audiences and the bound objects
         # are still checked on every request, so a cached token still dies with its pod.
         self._verified: dict[str, dict[str, Any]] = {}
-        # Tokens whose bound objects were all there: (the resources read, their `changed` revisions
-        # then, the user). Reading and decoding those objects was a third of a token's cost.
-        self._validated: dict[str, tuple[tuple[str, ...], tuple[int, ...], auth.User]] = {}
+        # Tokens whose bound objects were all there: ((resource read, its `changed` revision then)…,
+        # the user). Reading and decoding those objects was a third of a token's cost.
+        self._validated: dict[str, tuple[tuple[tuple[str, int], ...], auth.User]] = {}
 
     @property
     def issuer(self) -> str:
@@ -109,7 +109,7 @@ class Tokens:
         signature = signing_key.b64url(self.key.sign(f"{header}.{payload}".encode()))
         return f"{header}.{payload}.{signature}", claims
 
-    def authenticate(self, token: str, lookup: Lookup,
+    def authenticate(self, token: str, lookup: Lookup | VersionedLookup,
                      audiences: list[str] | None = None) -> tuple[auth.User, list[str]] | None:
         """(user, the audiences it was accepted for), None if not ours, or TokenError."""
         claims = self._verified.get(token)
@@ -132,30 +132,31 @@ class Tokens:
         _check_times(claims)
         return self._validated_user(token, claims, lookup), accepted
 
-    def _validated_user(self, token: str, claims: dict[str, Any], lookup: Lookup) -> auth.User:
+    def _validated_user(self, token: str, claims: dict[str, Any], lookup: Lookup | VersionedLookup) -> auth.User:
         """`_validate_objects`, or its earlier answer while nothing it read can have changed."""
         changed = getattr(lookup, "changed", None)
         if changed is None:
             return _validate_objects(claims, lookup)
         known = self._validated.get(token)
         if known is not None:
-            resources, revisions, user = known
-            if tuple(changed(r) for r in resources) == revisions:
+            revisions, user = known
+            if all(changed(resource) == revision for resource, revision in revisions):
                 return user
-        read: dict[tuple[str, str, str], dict[str, Any] | None] = {}
+        as_of: dict[str, int] = {}
+        read: list[dict[str, Any] | None] = []
 
         def recording(resource: str, namespace: str, name: str) -> dict[str, Any] | None:
-            read[(resource, namespace, name)] = found = lookup(resource, namespace, name)
+            # The revision before the read: a write landing after it makes the entry stale, not wrong.
+            as_of.setdefault(resource, changed(resource))
+            found = lookup(resource, namespace, name)
+            read.append(found)
             return found
 
-        # The revisions before the reads: a write that lands in between makes the entry stale, not wrong.
-        resources = tuple(_resources_read(claims))
-        revisions = tuple(changed(r) for r in resources)
         user = _validate_objects(claims, recording)
         # An object being deleted passes only until a minute after its deletionTimestamp, a change
         # no write announces: such a token is checked anew each time.
-        if not any(obj is None or (obj.get("metadata") or {}).get("deletionTimestamp") for obj in read.values()):
-            _bounded_put(self._validated, token, (resources, revisions, user))
+        if not any(obj is None or (obj.get("metadata") or {}).get("deletionTimestamp") for obj in read):
+            _bounded_put(self._validated, token, (tuple(as_of.items()), user))
         return user
 
 
@@ -163,16 +164,6 @@ def _bounded_put(cache: dict[str, Any], token: str, value: Any) -> None:
     if token not in cache and len(cache) >= _VERIFIED_MAX:
         del cache[next(iter(cache))]  # the oldest first
     cache[token] = value
-
-
-def _resources_read(claims: dict[str, Any]) -> list[str]:
-    """The resources `_validate_objects` reads for these claims, in its order."""
-    private = claims.get("kubernetes.io") or {}
-    found = ["serviceaccounts"]
-    found += [resource for kind, resource in (("secret", "secrets"), ("pod", "pods")) if private.get(kind) is not None]
-    if private.get("node") is not None and private.get("pod") is None:
-        found.append("nodes")
-    return found
 
 
 def _parse(token: str) -> tuple[dict[str, Any], dict[str, Any], bytes, bytes] | None:

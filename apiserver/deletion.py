@@ -133,7 +133,9 @@ def _mark_as_deleting(meta: dict[str, Any]) -> None:
 
 
 async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str, Any], bool]:
-    """Delete or mark `name`; returns (object as it ends up, whether it is gone)."""
+    """Delete or mark `name`; returns (object as it ends up, whether it is gone). A gone object of a
+    resource whose DELETE answers a Status (`result_body`) comes back as it was read before the
+    delete, resourceVersion included: that answer names it by name and uid only."""
     key = ep.key(name)
     gone = False
 
@@ -186,6 +188,8 @@ async def delete(ep: Endpoint, name: str, opts: DeleteOptions) -> tuple[dict[str
         except storage_errors.StorageError as exc:
             raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None
         assert gone
+        if not delete_answers.returns_object(ep.resource):
+            return now_.obj, True  # decoding what was deleted would be thrown away
         return msgspec.json.decode(record.value), True
     except storage_errors.StorageError as exc:
         raise errors.from_storage(exc, ep.resource.resource, ep.resource.group, name) from None

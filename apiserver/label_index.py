@@ -19,7 +19,7 @@ import asyncio
 import logging
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -54,6 +54,12 @@ def _read(value: bytes) -> tuple[dict[str, str], str]:
     return ((meta.labels or {}), meta.uid) if meta else ({}, "")
 
 
+def _parent(key: str) -> str:
+    """A key without its name: `/registry/<group>/<resource>/<namespace>/`, or the resource prefix
+    of a cluster-scoped key (names never hold a `/`)."""
+    return key[:key.rindex("/") + 1]
+
+
 def _resource_prefix(key: str) -> str:
     """`/registry/<group>/<resource>/` of a key or of a narrower prefix (the registry's key layout)."""
     parts = key.split("/", 4)
@@ -65,8 +71,10 @@ class LabelIndex:
         self.store = store
         self.revision = 0
         self._labels: dict[str, dict[str, str]] = {}
-        # label key → label value → storage keys having it
-        self._inverted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        # label key → label value → parent (`_parent`) → storage keys having it. Kept apart by
+        # resource and namespace so that a LIST reads only the keys under its own prefix: the sets
+        # of one label span every resource (and every namespace) that uses it.
+        self._inverted: dict[str, dict[str, dict[str, set[str]]]] = defaultdict(lambda: defaultdict(dict))
         self._task: asyncio.Task[None] | None = None
         self._built: set[str] = set()  # resource prefixes whose labels are indexed so far
         # resource prefix → key → FNV-1a 64 of metadata.uid, for shard selectors (KEP-5866)
@@ -153,22 +161,31 @@ class LabelIndex:
         if not found:
             return
         self._labels[key] = found
+        parent = _parent(key)
         for name, value in found.items():
-            self._inverted[name][value].add(key)
+            by_parent = self._inverted[name][value]
+            keys = by_parent.get(parent)
+            if keys is None:
+                keys = by_parent[parent] = set()
+            keys.add(key)
 
     def _remove(self, key: str) -> None:
         self._uid_hashes[_resource_prefix(key)].pop(key, None)
         old = self._labels.pop(key, None)
         if not old:
             return
+        parent = _parent(key)
         for name, value in old.items():
             by_value = self._inverted[name]
-            keys = by_value[value]
+            by_parent = by_value[value]
+            keys = by_parent[parent]
             keys.discard(key)
             if not keys:
-                del by_value[value]
-                if not by_value:
-                    del self._inverted[name]
+                del by_parent[parent]
+                if not by_parent:
+                    del by_value[value]
+                    if not by_value:
+                        del self._inverted[name]
 
     # -- answering ------------------------------------------------------------------------
     def shard_members(self, prefix: str, selector: Any) -> list[str] | None:
@@ -203,27 +220,54 @@ class LabelIndex:
             if not by_value:
                 return []
             if requirement.operator == labels.EXISTS:
-                found: set[str] = set().union(*by_value.values())
+                found = _under(prefix, by_value.values())
             else:
-                found = set().union(*(by_value.get(v, ()) for v in requirement.values))
+                found = _under(prefix, [by_value[v] for v in requirement.values if v in by_value])
             best = found if best is None or len(found) < len(best) else best
             if not best:
                 return []
         if best is None:
             return None
-        keys = [k for k in best if k.startswith(prefix)]
         # One indexable term is exactly its key set; with more, the others are checked key by key.
         if len(selector.requirements) == 1:
-            return _in_key_order(keys, limit, None)
-        return _in_key_order(keys, limit, lambda k: selector.matches(self._labels.get(k)))
+            return _in_key_order(best, limit, None)
+        return _in_key_order(best, limit, lambda k: selector.matches(self._labels.get(k)))
 
 
-def _in_key_order(keys: list[str], limit: int, wanted: Callable[[str], bool] | None) -> Iterator[str]:
-    """`keys` that are `wanted` (all of them when None), sorted. A small page of many keys pops them
-    off a heap as it reads (heapify is linear); a whole list, or a page near its size, sorts once."""
+def _under(prefix: str, groups: Iterable[dict[str, set[str]]]) -> set[str]:
+    """The keys under `prefix` in these parent → keys maps (one per label value), unioned. One set
+    that is a namespace's (or a cluster-scoped resource's) whole answer comes back as it is: the
+    caller must not change it."""
+    sets: list[set[str]] = []
+    for by_parent in groups:
+        exact = by_parent.get(prefix)
+        if exact is not None:
+            sets.append(exact)  # `prefix` is a parent: nothing else lies under it
+        else:
+            sets += [keys for parent, keys in by_parent.items() if parent.startswith(prefix)]
+    if len(sets) == 1:
+        return sets[0]
+    return set().union(*sets)
+
+
+def _in_key_order(keys: set[str], limit: int, wanted: Callable[[str], bool] | None) -> Iterator[str]:
+    """`keys` that are `wanted` (all of them when None), sorted; `keys` itself is left as it is (it
+    may be the index's own set). A whole list, or a page near its size, sorts once; a small page of
+    many keys takes its first keys in one pass (`_smallest_first`)."""
     if not limit or limit * 8 >= len(keys):
         ordered: Iterator[str] = iter(sorted(keys))
     else:
-        heapq.heapify(keys)
-        ordered = (heapq.heappop(keys) for _ in range(len(keys)))
+        ordered = _smallest_first(keys, limit + 1)  # the page and one more, to know if more follow
     yield from ordered if wanted is None else filter(wanted, ordered)
+
+
+def _smallest_first(keys: set[str], first: int) -> Iterator[str]:
+    """`keys` in order: the `first` smallest picked in one pass (a LIST …&limit=1 polled over 10,000
+    matching objects), the rest off a heap only if they are asked for (keys the filter refused)."""
+    smallest = heapq.nsmallest(first, keys)
+    yield from smallest
+    if len(smallest) < len(keys):
+        rest = [k for k in keys if k > smallest[-1]]  # keys are unique: exactly the others
+        heapq.heapify(rest)
+        while rest:
+            yield heapq.heappop(rest)

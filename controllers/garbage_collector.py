@@ -13,8 +13,9 @@ object by its owners' uids, and reconciles one object at a time, upstream's way
   `blockOwnerDeletion: true` is left, remove the finalizer (the API server then deletes the owner).
 Decisions use the informer caches; writes re-read the live object and carry its resourceVersion
 (a delete carries the cached one as a precondition, and on a conflict decides again on a live read).
-Owners the server said are gone are remembered by uid (upstream's absentOwnerCache), so the
-dependents of one deleted owner cost one owner lookup, not one each.
+Owners the server said are gone, and owners with dependents whose DELETED event came in, are
+remembered by uid (upstream's absentOwnerCache), so the dependents of one deleted owner cost at
+most one owner lookup, not one each.
 New resources (CRDs) are found by re-discovery, at once when a CRD changes, else every 30 s.
 """
 
@@ -142,6 +143,11 @@ class GarbageCollector:
             found: list[Hashable] = []
             if event.type == "DELETED":
                 found += [key for key, _ in self.dependents(meta.get("uid") or "")]
+                if found:
+                    # This uid is gone for good (uids are never reused): its dependents need not
+                    # ask the server about it, as upstream's graph builder fills absentOwnerCache
+                    # from the delete events of owners that have dependents.
+                    self._remember_absent((me.namespace, meta.get("uid") or ""))
             else:
                 finalizers = meta.get("finalizers") or []
                 if _refs(event.obj) or (meta.get("deletionTimestamp") and (ORPHAN in finalizers or FOREGROUND in finalizers)):

@@ -42,6 +42,9 @@ class WatchHub:
         self._loop = asyncio.get_running_loop()
         # prefix → the future of the next commit that touches it, shared by that prefix's watchers
         self._commits: dict[str, asyncio.Future[None]] = {}
+        # The prefixes of `_commits` that do not end in "/" (nor are ""): a commit cannot find them
+        # among its keys' ancestors (`_ancestors`), so they are matched key by key.
+        self._unaligned: set[str] = set()
         # prefix → the last published revision that wrote under it, for prefixes someone asked about
         self._last_change: dict[str, int] = {}
         self._closed = False
@@ -83,18 +86,26 @@ class WatchHub:
         return found
 
     def _wake_touched(self, events: list[Event]) -> None:
-        if not self._commits:
+        commits = self._commits
+        if not commits:
             return
-        keys = [event.key for event in events]
-        for prefix, future in list(self._commits.items()):
-            if any(key.startswith(prefix) for key in keys):
-                del self._commits[prefix]
+        # Watch prefixes are "/"-ended (a resource, a namespace, /registry/) or "": each one a commit
+        # touches is among its keys' ancestors, so the cost follows the commit's keys, not the
+        # number of prefixes being watched (the garbage collector alone watches every resource).
+        touched = _ancestors(events)
+        if self._unaligned:
+            touched.update(p for p in self._unaligned if any(event.key.startswith(p) for event in events))
+        for prefix in touched:
+            future = commits.pop(prefix, None)
+            if future is not None:
+                self._unaligned.discard(prefix)
                 if not future.done():
                     future.set_result(None)
 
     def wake(self) -> None:
         """Wake every waiting watcher, whatever it watches (store closing, a watcher closed)."""
         commits, self._commits = self._commits, {}
+        self._unaligned.clear()
         for future in commits.values():
             if not future.done():
                 future.set_result(None)
@@ -104,6 +115,8 @@ class WatchHub:
         future = self._commits.get(prefix)
         if future is None or future.done():
             future = self._commits[prefix] = self._loop.create_future()
+            if prefix and not prefix.endswith("/"):
+                self._unaligned.add(prefix)
         return future
 
     def close(self) -> None:
@@ -112,6 +125,18 @@ class WatchHub:
 
     def watch(self, prefix: str, from_revision: int) -> Watcher:
         return Watcher(self, prefix, from_revision)
+
+
+def _ancestors(events: list[Event]) -> set[str]:
+    """"" and every "/"-ended prefix of each event's key."""
+    found = {""}
+    for event in events:
+        key = event.key
+        end = key.find("/")
+        while end >= 0:
+            found.add(key[:end + 1])
+            end = key.find("/", end + 1)
+    return found
 
 
 class Watcher:

@@ -34,12 +34,26 @@ class Options:
         return chain.Authenticator(self.admin_token, tokens, store_lookup(server), static)
 
 
-def store_lookup(server: Any) -> service_account_tokens.Lookup:
-    """Read core objects (service accounts, pods, secrets, nodes) straight from the store."""
-    def lookup(resource: str, namespace: str, name: str) -> dict[str, Any] | None:
-        info = server.registry.get("", "v1", resource)
+def store_lookup(server: Any) -> "StoreLookup":
+    return StoreLookup(server)
+
+
+class StoreLookup:
+    """Reads core objects (service accounts, pods, secrets, nodes) straight from the store, and says
+    when a resource was last written (`Store.last_change` of its key prefix), so that a validated
+    token's bound objects are read again only after a write to one of their resources."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def __call__(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        info = self._server.registry.get("", "v1", resource)
         if info is None or not name:
             return None
-        record = server.store.get(info.key(namespace or None, name))
+        record = self._server.store.get(info.key(namespace or None, name))
         return None if record is None else responses.decode(record.value)
-    return lookup
+
+    def changed(self, resource: str) -> int:
+        info = self._server.registry.get("", "v1", resource)
+        # No such resource: its lookups find nothing, so no token that reads it is ever kept.
+        return -1 if info is None else self._server.store.last_change(info.key_prefix)

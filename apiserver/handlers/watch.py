@@ -89,6 +89,10 @@ class _Stream:
         self.sel = sel
         self.wanted = wanted
         self.decode = sel.needs_objects or wanted.form == "Table"
+        # A `metadata.name=` term is decided by the event's key (its last segment; a name never
+        # changes): events of other objects are dropped before their bytes are decoded. The root CA
+        # publisher's watch of every namespace's kube-root-ca.crt decoded each ConfigMap written.
+        self.name = sel.field.requires_exact_match("metadata.name")
         self.headers_sent = False
 
     def _object_bytes(self, value: bytes, obj: dict[str, Any] | None) -> bytes:
@@ -111,9 +115,11 @@ class _Stream:
     def frame(self, kind: str, value: bytes, obj: dict[str, Any] | None = None) -> bytes:
         return b'{"type":"' + kind.encode() + b'","object":' + self._object_bytes(value, obj) + b"}\n"
 
-    def event_frame(self, kind: str, value: bytes, prev: bytes | None, revision: int) -> bytes | None:
+    def event_frame(self, kind: str, key: str, value: bytes, prev: bytes | None, revision: int) -> bytes | None:
         if not self.decode:
             return self.frame(kind, value)
+        if self.name is not None and key[key.rindex("/") + 1:] != self.name:
+            return None
         # Tables and partial metadata are built from the object, converted in place: a private
         # copy. A plain watch only reads it to match, then sends the stored bytes as they are.
         private = self.wanted.form != "object"
@@ -262,7 +268,7 @@ async def _pump(stream: _Stream, watcher: Any, deadline: float, bookmarks: bool,
         shard = stream.sel.shard  # uid and namespace never change: an object never enters or leaves a shard
         for event in batch if shard is None else shard.select(batch):
             last_revision = event.revision
-            frame = stream.event_frame(event.type, event.value, event.prev_value, event.revision)
+            frame = stream.event_frame(event.type, event.key, event.value, event.prev_value, event.revision)
             if frame:
                 frames.append(frame)
                 size += len(frame)

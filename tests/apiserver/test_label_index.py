@@ -110,3 +110,31 @@ async def test_an_indexed_page_reads_only_its_own_records_and_one_more(api: InPr
     assert [item["metadata"]["name"] for item in body["items"]] == ["p00", "p01", "p02"]
     assert body["metadata"].get("continue")  # 37 more follow
     assert len(reads) <= 4  # three for the page, one to know that more follow (was: all 40)
+
+
+async def test_one_label_across_namespaces_and_resources_lists_each_prefix_alone(api: InProcess) -> None:
+    """The index keeps a label's keys apart by resource and namespace: a namespace's LIST, an
+    all-namespaces LIST and another resource's LIST with the same selector each get their own."""
+    for ns in ("lx-a", "lx-b"):
+        await api.request("POST", "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                             "metadata": {"name": ns}})
+        for i in range(3):
+            for kind, plural in (("ConfigMap", "configmaps"), ("Secret", "secrets")):
+                await api.request("POST", f"/api/v1/namespaces/{ns}/{plural}", json={
+                    "apiVersion": "v1", "kind": kind, "metadata": {"name": f"{ns}-{i}", "labels": {"team": f"t{i % 2}"}}})
+    await api.request("DELETE", "/api/v1/namespaces/lx-b/configmaps/lx-b-0")
+    for path in ("/api/v1/namespaces/lx-a/configmaps", "/api/v1/namespaces/lx-b/configmaps", "/api/v1/configmaps",
+                 "/api/v1/namespaces/lx-b/secrets", "/api/v1/secrets", "/api/v1/namespaces/lx-none/configmaps"):
+        for selector in ("team=t0", "team", "team in (t0,t1)", "team=t1,team!=t0"):
+            index = api.running.server.label_index
+            status, indexed, _ = await api.request("GET", f"{path}?labelSelector={selector}")
+            api.running.server.label_index = None
+            try:
+                _, scanned, _ = await api.request("GET", f"{path}?labelSelector={selector}")
+            finally:
+                api.running.server.label_index = index
+            assert status == 200, indexed
+            names = [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in indexed["items"]]
+            assert names == [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in scanned["items"]], (path, selector)
+    _, body, _ = await api.request("GET", "/api/v1/configmaps?labelSelector=team=t0")
+    assert [i["metadata"]["name"] for i in body["items"]] == ["lx-a-0", "lx-a-2", "lx-b-2"]

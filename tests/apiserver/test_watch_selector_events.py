@@ -85,3 +85,37 @@ async def test_watchers_with_different_selectors_see_objects_enter_and_leave(api
     assert table_events[2][1]["rows"][0]["object"]["metadata"]["labels"] == {"tier": "web"}
     for response in (by_node, by_label, table):
         response.close()
+
+
+async def test_a_watch_by_name_sees_only_that_object_in_every_namespace(api: Any) -> None:
+    """`metadata.name=` is decided from the event's key before anything is decoded; the other
+    terms still apply, and other objects' events (their names share a prefix) never show."""
+    status, body, _ = await api.request("GET", "/api/v1/configmaps")
+    rv = body["metadata"]["resourceVersion"]
+
+    async def watch(**params: str) -> aiohttp.ClientResponse:
+        response = await api.session.get(api.url + "/api/v1/configmaps", params={
+            "watch": "true", "resourceVersion": rv, "timeoutSeconds": "20", **params})
+        assert response.status == 200, await response.text()
+        return response
+
+    by_name = await watch(fieldSelector="metadata.name=ca")
+    by_name_and_label = await watch(fieldSelector="metadata.name=ca", labelSelector="keep=yes")
+    for ns in ("default", "kube-system"):
+        for name in ("ca-not", "ca", "xca"):
+            status, made, _ = await api.request("POST", f"/api/v1/namespaces/{ns}/configmaps", json={
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "labels": {"keep": "yes" if ns == "default" else "no"}}})
+            assert status == 201, made
+    for name in ("ca-not", "ca"):
+        status, _, _ = await api.request("DELETE", f"/api/v1/namespaces/default/configmaps/{name}")
+        assert status == 200
+
+    events = await _events(by_name, 3)
+    assert [(t, o["metadata"]["namespace"], o["metadata"]["name"]) for t, o in events] == [
+        ("ADDED", "default", "ca"), ("ADDED", "kube-system", "ca"), ("DELETED", "default", "ca")]
+    events = await _events(by_name_and_label, 2)
+    assert [(t, o["metadata"]["namespace"], o["metadata"]["name"]) for t, o in events] == [
+        ("ADDED", "default", "ca"), ("DELETED", "default", "ca")]
+    for response in (by_name, by_name_and_label):
+        response.close()

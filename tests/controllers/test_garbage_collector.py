@@ -195,34 +195,59 @@ async def test_custom_resources_defined_after_start_are_collected_too(cluster: C
     await _gone(cluster, CONFIGMAPS, "widget-child")
 
 
-async def test_the_dependents_of_a_deleted_owner_share_one_lookup_of_it(cluster: Cluster) -> None:
+def _count_owner_gets(collector: Any, owner_name: str) -> list[int]:
+    """Counts the collector's GETs of `owner_name` (in a one-item list) until `del collector.client.get`."""
+    lookups = [0]
+    real_get = collector.client.get
+
+    async def counting_get(resource: Resource, name: str, *args: Any, **kwargs: Any) -> Any:
+        if resource == CONFIGMAPS and name == owner_name:
+            lookups[0] += 1
+        return await real_get(resource, name, *args, **kwargs)
+
+    collector.client.get = counting_get
+    return lookups
+
+
+async def test_the_dependents_of_a_deleted_owner_are_collected_without_looking_it_up(cluster: Cluster) -> None:
+    """The owner's DELETED event says its uid is gone for good (upstream's graph builder fills
+    absentOwnerCache from it): none of its dependents asks the server about it again. The
+    dependents' own ADDED reconciles found the owner in the cache, created before them."""
+    assert cluster.manager is not None
+    collector = cluster.manager.contexts["garbage-collector"].controller
+    owner = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "shared-owner"}}, NS)
+    names = [f"shared-dep-{i}" for i in range(30)]
+    for name in names:
+        await cluster.client.create(CONFIGMAPS, {"metadata": {"name": name, "ownerReferences": [
+            _owned_by(owner, block=False, controller=False)]}}, NS)
+    lookups = _count_owner_gets(collector, "shared-owner")
+    try:
+        await cluster.client.delete(CONFIGMAPS, "shared-owner", NS)
+        await _gone(cluster, CONFIGMAPS, *names)
+    finally:
+        del collector.client.get  # the bound method again
+    assert lookups == [0]
+
+
+async def test_the_dependents_of_an_owner_that_never_existed_share_one_lookup_of_it(cluster: Cluster) -> None:
     """Once the server said an owner is gone, its other dependents are collected without asking
     again (upstream's absentOwnerCache): at most one lookup per worker that raced to ask first."""
     assert cluster.manager is not None
     collector = cluster.manager.contexts["garbage-collector"].controller
     workers = cluster.manager.workers_for.get("garbage-collector", cluster.manager.workers)
     dependents = 2 * workers + 10
-    owner = await cluster.client.create(CONFIGMAPS, {"metadata": {"name": "shared-owner"}}, NS)
-    names = [f"shared-dep-{i}" for i in range(dependents)]
-    for name in names:
-        await cluster.client.create(CONFIGMAPS, {"metadata": {"name": name, "ownerReferences": [
-            _owned_by(owner, block=False, controller=False)]}}, NS)
-    lookups = 0
-    real_get = collector.client.get
-
-    async def counting_get(resource: Resource, name: str, *args: Any, **kwargs: Any) -> Any:
-        nonlocal lookups
-        if resource == CONFIGMAPS and name == "shared-owner":
-            lookups += 1
-        return await real_get(resource, name, *args, **kwargs)
-
-    collector.client.get = counting_get  # type: ignore[method-assign]
+    phantom = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "phantom-owner",
+                                                                     "uid": "2f0b7a52-0000-4000-8000-000000000001"}}
+    names = [f"phantom-dep-{i}" for i in range(dependents)]
+    lookups = _count_owner_gets(collector, "phantom-owner")
     try:
-        await cluster.client.delete(CONFIGMAPS, "shared-owner", NS)
+        for name in names:
+            await cluster.client.create(CONFIGMAPS, {"metadata": {"name": name, "ownerReferences": [
+                _owned_by(phantom, block=False, controller=False)]}}, NS)
         await _gone(cluster, CONFIGMAPS, *names)
     finally:
         del collector.client.get  # the bound method again
-    assert 1 <= lookups <= workers < dependents
+    assert 1 <= lookups[0] <= workers < dependents
 
 
 async def test_a_delete_decided_on_a_stale_cache_does_not_happen(cluster: Cluster) -> None:

@@ -153,6 +153,19 @@ async def test_a_commit_wakes_only_the_watchers_of_prefixes_it_touched(store: St
     assert [e.key for e in await there.next_batch()] == ["/registry/pods/there/b"]
 
 
+@pytest.mark.parametrize("prefix", ["", "/", "/registry/", "/registry/pods/", "/registry/pods/here/",
+                                    "/registry/pods/here/a", "/registry/pods/he", "/registry/pods/here/ab"])
+async def test_a_commit_wakes_every_prefix_of_its_keys_ended_by_a_slash_or_not(store: Store, prefix: str) -> None:
+    elsewhere = store.watch("/registry/nodes/", 0)
+    watcher = store.watch(prefix, 0)
+    waiting = asyncio.create_task(watcher.next_batch())
+    waiting_elsewhere = asyncio.create_task(elsewhere.next_batch(timeout=0.2))
+    await asyncio.sleep(0.01)
+    await store.create("/registry/pods/here/abc", pod("abc"))
+    assert [e.key for e in await asyncio.wait_for(waiting, 5)] == ["/registry/pods/here/abc"]
+    assert await waiting_elsewhere == []
+
+
 async def test_cancelling_one_waiting_watcher_does_not_disturb_the_others(store: Store) -> None:
     a, b = store.watch("", 0), store.watch("", 0)
     task_a = asyncio.create_task(a.next_batch())

@@ -86,7 +86,7 @@ def _expired(tokens: sat.Tokens) -> str:
     return f"{header}.{body}.{signing_key.b64url(KEY.sign(f'{header}.{body}'.encode()))}"
 
 
-@pytest.mark.parametrize(("case", "make", "change", "error"), [
+REFUSALS = [
     ("a changed claim breaks the signature", lambda t: _tampered(t.issue("ns", "robot", "sa-1", 600, [ISSUER])[0]),
      None, "go-jose/go-jose: error in cryptographic primitive"),
     ("an expired token is refused", _expired, None, "service account token has expired"),
@@ -116,7 +116,10 @@ def _expired(tokens: sat.Tokens) -> str:
      lambda t: t.issue("ns", "robot", "sa-1", 600, [ISSUER], sat.Bound(node=sat.Ref("n1", "node-1")))[0],
      lambda o: o.items.update({("nodes", "", "n1"): _obj("n1", "node-2")}),
      "node UID (node-2) does not match service account node ref claim (node-1)"),
-])
+]
+
+
+@pytest.mark.parametrize(("case", "make", "change", "error"), REFUSALS)
 def test_validation_refuses(case: str, make: Any, change: Any, error: str) -> None:
     tokens, objects = _tokens(), Objects()
     token = make(tokens)
@@ -125,6 +128,72 @@ def test_validation_refuses(case: str, make: Any, change: Any, error: str) -> No
     with pytest.raises(sat.TokenError) as raised:
         tokens.authenticate(token, objects)
     assert str(raised.value) == error
+
+
+class VersionedObjects(Objects):
+    """Objects that say when each resource last changed (as `options.StoreLookup` does from the store),
+    and count the reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.revisions: dict[str, int] = {}
+        self.reads = 0
+
+    def __call__(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        self.reads += 1
+        return super().__call__(resource, namespace, name)
+
+    def changed(self, resource: str) -> int:
+        return self.revisions.get(resource, 0)
+
+    def write(self, resource: str) -> None:
+        self.revisions[resource] = self.changed(resource) + 1
+
+
+@pytest.mark.parametrize(("case", "make", "change", "error"), [r for r in REFUSALS if r[2] is not None])
+def test_a_token_validated_before_is_refused_after_the_write_that_changed_its_objects(
+        case: str, make: Any, change: Any, error: str) -> None:
+    tokens, objects = _tokens(), VersionedObjects()
+    token = make(tokens)
+    assert tokens.authenticate(token, objects) is not None
+    change(objects)
+    for resource in ("serviceaccounts", "pods", "secrets", "nodes"):
+        objects.write(resource)
+    with pytest.raises(sat.TokenError) as raised:
+        tokens.authenticate(token, objects)
+    assert str(raised.value) == error
+
+
+def test_a_validated_token_reads_its_objects_again_only_after_a_write_to_their_resources() -> None:
+    tokens, objects = _tokens(), VersionedObjects()
+    token, _ = tokens.issue("ns", "robot", "sa-1", 600, [ISSUER], sat.Bound(pod=sat.Ref("web", "pod-1")))
+    first = tokens.authenticate(token, objects)
+    assert objects.reads == 2  # the account and the pod
+    objects.write("nodes")  # a resource this token does not read
+    assert tokens.authenticate(token, objects) == first and objects.reads == 2
+    objects.write("pods")
+    assert tokens.authenticate(token, objects) == first and objects.reads == 4
+
+
+def test_a_token_whose_account_is_being_deleted_is_checked_on_every_request() -> None:
+    """Such a token passes until a minute after the deletionTimestamp, which no write announces."""
+    tokens, objects = _tokens(), VersionedObjects()
+    objects.items[("serviceaccounts", "ns", "robot")] = _obj(
+        "robot", "sa-1", deletionTimestamp=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    token, _ = tokens.issue("ns", "robot", "sa-1", 600, [ISSUER])
+    assert tokens.authenticate(token, objects) is not None
+    assert tokens.authenticate(token, objects) is not None
+    assert objects.reads == 2
+
+
+def test_the_times_are_checked_on_every_request_of_a_validated_token(monkeypatch: Any) -> None:
+    tokens, objects = _tokens(), VersionedObjects()
+    token, claims = tokens.issue("ns", "robot", "sa-1", 600, [ISSUER])
+    assert tokens.authenticate(token, objects) is not None
+    later = claims["exp"] + sat.LEEWAY + 1
+    monkeypatch.setattr(sat.time, "time", lambda: later)
+    with pytest.raises(sat.TokenError, match="service account token has expired"):
+        tokens.authenticate(token, objects)
 
 
 def test_a_token_of_another_issuer_or_no_jwt_is_not_ours() -> None:

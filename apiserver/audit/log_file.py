@@ -81,8 +81,14 @@ class LogFile:
     def _rotate(self) -> None:
         self._out.close()
         base, ext = os.path.splitext(self.path)
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")[:-3]
-        os.replace(self.path, f"{base}-{stamp}{ext}")
+        now = datetime.datetime.now(datetime.timezone.utc)
+        target = _backup_name(base, ext, now)
+        while os.path.exists(target):
+            # Two rotations within one millisecond: the next free millisecond, so a backup is never
+            # overwritten (the names keep sorting by time).
+            now += datetime.timedelta(milliseconds=1)
+            target = _backup_name(base, ext, now)
+        os.replace(self.path, target)
         self._out = open(self.path, "ab", buffering=0)  # noqa: SIM115
         self._size = 0
         self._prune(base, ext)
@@ -108,3 +114,7 @@ class LogFile:
                 os.remove(path)
             except FileNotFoundError:
                 pass
+
+
+def _backup_name(base: str, ext: str, when: datetime.datetime) -> str:
+    return f"{base}-{when.strftime('%Y-%m-%dT%H-%M-%S.%f')[:-3]}{ext}"

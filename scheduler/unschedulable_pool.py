@@ -2,7 +2,7 @@
 
 A plain mapping for `queue.py`, which owns the pool, plus an index: the ungated pods, and the
 gated ones (those a PreEnqueue plugin holds back) grouped by their profile and gating plugin,
-with apart in each group those an earlier attempt turned down (they have rejecting plugins).
+each group keeping apart the pods an earlier attempt turned down (they have rejecting plugins).
 A cluster event asks every waiting pod whether it may move; with thousands of pods gated by one
 plugin (pods waiting for the ResourceClaims their templates make, say), the queue asks that
 plugin's registrations once per group and reads only the pods they name, and the turned-down

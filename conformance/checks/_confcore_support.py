@@ -1,5 +1,7 @@
 """Helpers the apps and batch checks share (`apps_*.py`, `batch_*.py`): pod templates, the
-workload objects upstream's e2e tests build, and waits on what the controllers report.
+workload objects upstream's e2e tests build, and waits on what the controllers report. Also the
+one read-modify-write retry on 409 Conflict every check uses (`retry_on_conflict`, client-go's
+RetryOnConflict, and `update_retrying` on top of it).
 
 Images are upstream's e2e images: on a real cluster they run, on haru a long-running image
 keeps running and `sh -c "exit N"` exits N (nodes/runtime/behaviours.yaml).
@@ -7,11 +9,13 @@ keeps running and `sh -c "exit N"` exits N (nodes/runtime/behaviours.yaml).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from client import errors
 
 from conformance.context import Context, Obj
+
+T = TypeVar("T")
 
 HTTPD = "registry.k8s.io/e2e-test-images/httpd:2.4.38-4"
 HTTPD_NEW = "registry.k8s.io/e2e-test-images/httpd:2.4.39-4"
@@ -116,17 +120,28 @@ async def check_status_subresource(ctx: Context, kind: str, name: str, *, api_ve
         "a later read of /status does not show the patched condition"
 
 
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], tries: int = 10) -> T:
+    """client-go's retry.RetryOnConflict: a read-modify-write that lost a race with a controller
+    (409 Conflict) reads again and retries; the Go tests wrap their updates the same way."""
+    for _ in range(tries - 1):
+        try:
+            return await attempt()
+        except errors.APIError as err:
+            if not errors.is_conflict(err):
+                raise
+    return await attempt()
+
+
 async def update_retrying(ctx: Context, api_version: str, kind: str, name: str, mutate: Callable[[Obj], None], *,
                           subresource: str | None = None, attempts: int = 5) -> Obj:
     """GET, `mutate`, PUT; again on 409 Conflict, as upstream's e2e `Update…WithRetries` helpers do
     (a controller's status write between our read and write is normal)."""
     resource = ctx.api.resource(api_version, kind)
-    for attempt in range(attempts):
-        current = await ctx.api.get(resource, name, ctx.namespace if resource.namespaced else None, subresource)
+    namespace = ctx.namespace if resource.namespaced else None
+
+    async def attempt() -> Obj:
+        current = await ctx.api.get(resource, name, namespace, subresource)
         mutate(current)
-        try:
-            return await ctx.api.update(resource, current, ctx.namespace if resource.namespaced else None, subresource)
-        except errors.APIError as err:
-            if err.code != 409 or attempt == attempts - 1:
-                raise
-    raise AssertionError("unreachable")
+        return await ctx.api.update(resource, current, namespace, subresource)
+
+    return await retry_on_conflict(attempt, attempts)

@@ -12,23 +12,24 @@
   discovery, create, get, list (namespace and all), watch, patch, update, status, delete and
   deletecollection, each verified by a later read;
 - `pod`, `run_pod`: a minimal pod manifest, and one created and polled until it runs;
-- `retry_on_conflict`: a read-modify-write retried after a 409, as client-go's RetryOnConflict;
 - `make_crd`: a CRD of the check's own, Established and served; `pod_log`: a pod's log text.
 
-Only the check modules import this; like them it reaches the cluster only through `client/`.
+Read-modify-write retries after a 409 (`retry_on_conflict`) live in `_confcore_support.py`, with
+the apps and batch checks' `update_retrying` built on them. Only the check modules import this;
+like them it reaches the cluster only through `client/`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable
 
 from client import errors
 from client.resources import Resource
+from conformance.checks._confcore_support import retry_on_conflict
 from conformance.context import Context, Obj
 
-T = TypeVar("T")
 PAUSE = "registry.k8s.io/pause:3.10"
 
 
@@ -213,18 +214,6 @@ async def run_pod(ctx: Context, manifest: Obj, timeout: float = 60.0) -> Obj:
     """Create `manifest` and return it once it is Running."""
     await ctx.create(manifest)
     return await wait_phase(ctx, manifest["metadata"]["name"], "Running", timeout=timeout)
-
-
-async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], tries: int = 10) -> T:
-    """client-go's retry.RetryOnConflict: a read-modify-write that lost a race with a controller
-    (409 Conflict) reads again and retries; the Go tests wrap their updates the same way."""
-    for _ in range(tries - 1):
-        try:
-            return await attempt()
-        except errors.APIError as err:
-            if not errors.is_conflict(err):
-                raise
-    return await attempt()
 
 
 CRDS = ("apiextensions.k8s.io/v1", "CustomResourceDefinition")

@@ -4,8 +4,9 @@ crd_watch.go, and aggregated_discovery.go's CRD cases."""
 
 from __future__ import annotations
 
+from conformance.checks._confcore_support import retry_on_conflict
 from conformance.checks._confupstream_support import (CRDS, crd_manifest, established, gone, in_discovery, make_crd,
-                                                      retry_on_conflict, saw, watch_events)
+                                                      saw, watch_events)
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

@@ -4,7 +4,8 @@ a dependency cycle, and dependents kept alive by a second, valid owner."""
 
 from __future__ import annotations
 
-from conformance.checks._confupstream_support import PAUSE, gone, pod, retry_on_conflict
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import PAUSE, gone, pod
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

@@ -5,7 +5,8 @@ check's own (never the runner's), so the [Serial] tag upstream carries is not ne
 from __future__ import annotations
 
 from client import errors
-from conformance.checks._confupstream_support import PAUSE, gone, retry_on_conflict
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import PAUSE, gone
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

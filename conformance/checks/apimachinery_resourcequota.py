@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from conformance.checks._confupstream_support import PAUSE, gone, pod, refused, retry_on_conflict
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import PAUSE, gone, pod, refused
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

@@ -5,7 +5,8 @@ that call a webhook need an agnhost webhook pod serving TLS, which a hollow node
 
 from __future__ import annotations
 
-from conformance.checks._confupstream_support import in_discovery, refused, retry_on_conflict
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import in_discovery, refused
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from client import errors
-from conformance.checks._confcore_support import (APPS, HTTPD, check_status_subresource, owner_uids, pods,
-                                                  running_pods, status_reaches, template, update_retrying, workload)
+from conformance.checks._confcore_support import (APPS, HTTPD, check_status_subresource, owner_uids, running_pods,
+                                                  status_reaches, template, update_retrying, workload)
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

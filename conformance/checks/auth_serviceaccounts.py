@@ -14,7 +14,8 @@ from cryptography.x509.oid import NameOID
 
 from client import errors
 from client.rest import RestClient
-from conformance.checks._confupstream_support import api_operations, gone, retry_on_conflict, saw, watch_events
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import api_operations, gone, saw, watch_events
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

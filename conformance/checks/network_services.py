@@ -6,7 +6,8 @@ pods that really run on the cluster's nodes."""
 from __future__ import annotations
 
 from client import errors
-from conformance.checks._confupstream_support import gone, in_discovery, pod, retry_on_conflict, run_pod, saw, watch_events
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import gone, in_discovery, pod, run_pod, saw, watch_events
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ipaddress
 
-from conformance.checks._confupstream_support import gone, pod, refused, retry_on_conflict, run_pod, saw, wait_phase, watch_events
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import gone, pod, refused, run_pod, saw, wait_phase, watch_events
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

@@ -5,7 +5,8 @@ two untainted nodes (test/e2e/architecture/conformance.go)."""
 
 from __future__ import annotations
 
-from conformance.checks._confupstream_support import pod, retry_on_conflict
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import pod
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

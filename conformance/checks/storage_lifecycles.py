@@ -5,7 +5,8 @@ create, read, patch, list, update, delete and deletecollection, each confirmed b
 
 from __future__ import annotations
 
-from conformance.checks._confupstream_support import gone, pod, retry_on_conflict
+from conformance.checks._confcore_support import retry_on_conflict
+from conformance.checks._confupstream_support import gone, pod
 from conformance.context import Context, Obj
 from conformance.registry import conformance
 

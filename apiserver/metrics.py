@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from typing import Iterable, Mapping
+from typing import Iterable
 
 _BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60)
 _REQUEST_LABELS = ("code", "component", "dry_run", "group", "resource", "scope", "subresource", "verb", "version")

@@ -9,7 +9,7 @@ default (in-memory key) for servers built without it, as in-process tests do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from apiserver import responses

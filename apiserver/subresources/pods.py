@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from admission import attributes as admission_attributes
-from apiserver import admitting, bodies, deletion, errors, go_shape, labels, query_flags, responses, writing
+from apiserver import admitting, bodies, deletion, errors, go_shape, query_flags, responses, writing
 from apiserver.context import Endpoint
 from apiserver.subresources import eviction as budgets
 from apiserver.subresources import kubelet

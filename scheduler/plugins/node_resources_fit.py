@@ -13,7 +13,7 @@ ScorePlacement (PodGroup cycle, KEP-5732) always packs: `node_resources_fit_plac
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

@@ -118,7 +118,7 @@ async def renew(server: ServerProcess, nodes: int, interval: float, seconds: flo
 async def _start_flood(server: ServerProcess, clients: int, seconds: float) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bench._flood", server.url, f"/api/v1/namespaces/{NAMESPACE}/configmaps",
-        "--token", ADMIN, "--clients", str(clients), "--seconds", str(seconds),
+        f"--token={ADMIN}", "--clients", str(clients), "--seconds", str(seconds),
         cwd=str(REPO), env=child_env(), stdout=asyncio.subprocess.PIPE)
 
 

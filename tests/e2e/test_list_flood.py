@@ -67,7 +67,8 @@ def test_a_list_flood_from_one_user_does_not_starve_lease_renewals_or_binds(haru
 
     flood = subprocess.Popen(
         [sys.executable, "-m", "bench._flood", haru_cluster.endpoint, "/api/v1/namespaces/flood/configmaps",
-         "--token", haru_cluster.embedded.token, "--user", "flooder", "--clients", str(CLIENTS),
+         # One argv word: a token may start with "-", which argparse would take for an option.
+         f"--token={haru_cluster.embedded.token}", "--user", "flooder", "--clients", str(CLIENTS),
          "--seconds", str(SECONDS)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(2.0)  # the flood is at full tilt

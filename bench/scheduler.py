@@ -51,8 +51,12 @@ class Sizes:
 
 FULL = Sizes(basic=(5_000, 1_000, 10_000), claims=(500, 10, 2_500, 2_500), steady=(500, 10, 10, 10.0),
              preemption=(5_000, 20_000, 5_000, 0.2), limit=600, clients=32)
-QUICK = Sizes(basic=(50, 20, 1_500), claims=(60, 10, 100, 500), steady=(20, 10, 5, 4.0),
-              preemption=(300, 1_200, 1_000, 0.2), limit=90, clients=8)
+# Small, but each measured phase must outlast the collector's first (dropped) second and give at
+# least one sample on a fast machine (1,000 preemption pods once bound in under two seconds), and
+# every measured pod must fit: a node holds 40 of them (4 CPUs, 100m each), 4 beside its
+# low-priority pods in PreemptionAsync.
+QUICK = Sizes(basic=(100, 20, 3_000), claims=(60, 10, 100, 500), steady=(20, 10, 5, 4.0),
+              preemption=(600, 2_400, 2_000, 0.2), limit=90, clients=8)
 # The cluster shapes (node and device counts) with fewer pods: a profile or a before/after
 # check in a few minutes, where per-pod costs that grow with the cluster still show.
 MID = Sizes(basic=(5_000, 200, 2_000), claims=(500, 10, 500, 1_000), steady=(500, 10, 10, 10.0),

@@ -39,6 +39,7 @@ def test_quick_run_prints_one_row_per_workload_with_its_go_anchor() -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert "nproc:" in out and "(--quick: a smoke run" in out
+    assert "INCOMPLETE" not in out, "every measured pod of a quick run fits and must bind"
     table = tables(out)[0]
     assert cells(table[0]) == ["case", "haru", "target", "anchor", "ratio / pass"], table[0]
     assert len(table) == 1 + len(WORKLOADS), "\n".join(table)

@@ -40,12 +40,13 @@ class UnschedulablePool:
         self._pods: dict[str, QueuedPodInfo] = {}
         self._ungated: dict[str, QueuedPodInfo] = {}
         self._groups: dict[GateKey, GateGroup] = {}
-        self._place: dict[str, dict[str, QueuedPodInfo]] = {}  # uid -> the index dict holding it
-        self._group_of: dict[str, GateKey] = {}
+        # uid -> the index dict holding it, and its gate group's key (None: ungated)
+        self._place: dict[str, tuple[dict[str, QueuedPodInfo], GateKey | None]] = {}
 
     def __setitem__(self, uid: str, qpi: QueuedPodInfo) -> None:
         self._unindex(uid)
         self._pods[uid] = qpi
+        key: GateKey | None = None
         if not qpi.gated_by:
             place = self._ungated
         else:
@@ -55,9 +56,8 @@ class UnschedulablePool:
             if group is None:
                 group = self._groups[key] = GateGroup(*key)
             place = group.retried if qpi.unschedulable_plugins or qpi.pending_plugins else group.fresh
-            self._group_of[uid] = key
         place[uid] = qpi
-        self._place[uid] = place
+        self._place[uid] = (place, key)
 
     def __getitem__(self, uid: str) -> QueuedPodInfo:
         return self._pods[uid]
@@ -91,11 +91,11 @@ class UnschedulablePool:
         return list(self._groups.values())
 
     def _unindex(self, uid: str) -> None:
-        place = self._place.pop(uid, None)
-        if place is None:
+        found = self._place.pop(uid, None)
+        if found is None:
             return
+        place, key = found
         del place[uid]
-        key = self._group_of.pop(uid, None)
         if key is not None:
             group = self._groups[key]
             if not group.fresh and not group.retried:

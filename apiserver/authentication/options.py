@@ -31,11 +31,7 @@ class Options:
         tokens = service_account_tokens.Tokens(signing_key.SigningKey(self.service_account_key_file),
                                                list(self.issuers or (DEFAULT_ISSUER,)), list(self.api_audiences))
         static = token_file.load(self.token_auth_file) if self.token_auth_file else {}
-        return chain.Authenticator(self.admin_token, tokens, store_lookup(server), static)
-
-
-def store_lookup(server: Any) -> "StoreLookup":
-    return StoreLookup(server)
+        return chain.Authenticator(self.admin_token, tokens, StoreLookup(server), static)
 
 
 class StoreLookup:

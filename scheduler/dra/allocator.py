@@ -416,12 +416,12 @@ class _Candidates:
     are taken, and the free list outlives the cycle). It holds no reference back to the search, so
     a finished search is freed at once, not by the cycle GC."""
 
-    __slots__ = ("_features", "_request", "_held", "_source", "_next", "_found")
+    __slots__ = ("_features", "_request", "_source", "_next", "_found")
 
     def __init__(self, search: _Search, request: Request):
         self._features = search.features
         self._request = request
-        self._held = search.allocated.devices if not request.admin else ()
+        # The free list is current: `NodeDevices.free` redid it if the node's pools changed since.
         self._source = search.free_devices if not request.admin else search.node_devices
         self._next = 0  # the next entry of `_source` to look at
         self._found: list[tuple[Pool, Device]] = []
@@ -434,7 +434,6 @@ class _Candidates:
                 return None
             pool, device = entry = source[self._next]
             self._next += 1
-            if pool.complete and not pool.invalid and device.id not in self._held \
-                    and _selectable(self._features, self._request, device):
+            if pool.complete and not pool.invalid and _selectable(self._features, self._request, device):
                 found.append(entry)
         return found[index]
